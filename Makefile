@@ -1,0 +1,41 @@
+# reqgate: `make run` starts the whole system with embedded defaults; `make test` runs every test.
+GO      ?= go
+BIN     := bin/reqgate
+FUZZTIME ?= 5s
+
+.PHONY: all build run test unit fuzz bench lint clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/reqgate
+
+run: build
+	./$(BIN) serve
+
+test: lint unit fuzz
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# A short seeded run of every fuzz target (the seed corpus also runs in `unit`).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@test "$$($(GO) list -m -f '{{.Version}}' modernc.org/libc)" = v1.77.1 || \
+	  { echo "modernc.org/libc must stay at v1.77.1 (the version modernc.org/sqlite v1.60.1 names)"; exit 1; }
+
+clean:
+	rm -rf bin data

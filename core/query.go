@@ -1,0 +1,118 @@
+package core
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// System attributes a search condition may name.
+var (
+	timeAttrs = map[string]bool{"created_time": true, "last_updated_time": true, "deleted_time": true}
+	userAttrs = map[string]bool{"created_by": true, "last_updated_by": true}
+)
+
+// ParseConditions reads the search-condition language of spec/api.md: conditions written raw in a query
+// string (created_time>1262493473&field_103=1), joined by '&', with the operator raw or percent-encoded.
+// It checks only the syntax; CheckConditions checks them against the kind's fields.
+func ParseConditions(raw string) ([]Condition, error) {
+	var conds []Condition
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		text, err := url.PathUnescape(part)
+		if err != nil {
+			return nil, Invalid(part, "malformed percent-encoding")
+		}
+		i := strings.IndexAny(text, "<>=")
+		if i <= 0 {
+			return nil, Invalid(text, "not a condition (attribute, then <, > or =, then a value)")
+		}
+		c := Condition{Attr: strings.TrimSpace(text[:i]), Op: text[i], Value: strings.TrimSpace(text[i+1:])}
+		if c.Value == "" {
+			return nil, Invalid(text, "condition has no value")
+		}
+		conds = append(conds, c)
+	}
+	return conds, nil
+}
+
+// String writes the condition back in the condition language.
+func (c Condition) String() string { return c.Attr + string(c.Op) + c.Value }
+
+// CheckConditions validates conditions against the fields of their kind and fills Int, FieldID and Multi.
+// Times take < or > and an integer; created_by and last_updated_by take = and an integer user id;
+// field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (an
+// alphanumeric value). Anything else is a *ValidationError naming the condition.
+func CheckConditions(conds []Condition, fields []Field) error {
+	for i := range conds {
+		c := &conds[i]
+		switch {
+		case timeAttrs[c.Attr]:
+			if c.Op == '=' {
+				return Invalid(c.String(), "time conditions take < or >")
+			}
+			n, err := strconv.ParseInt(c.Value, 10, 64)
+			if err != nil {
+				return Invalid(c.String(), "time is not an integer UNIX timestamp")
+			}
+			c.Int = n
+		case userAttrs[c.Attr]:
+			if c.Op != '=' {
+				return Invalid(c.String(), c.Attr+" takes =")
+			}
+			n, err := strconv.ParseInt(c.Value, 10, 64)
+			if err != nil {
+				return Invalid(c.String(), "user id is not an integer")
+			}
+			c.Int = n
+		case strings.HasPrefix(c.Attr, "field_"):
+			id, err := strconv.ParseInt(strings.TrimPrefix(c.Attr, "field_"), 10, 64)
+			if err != nil {
+				return Invalid(c.String(), "unknown field "+c.Attr)
+			}
+			var f *Field
+			for j := range fields {
+				if fields[j].ID == id {
+					f = &fields[j]
+				}
+			}
+			if f == nil {
+				return Invalid(c.String(), "unknown field "+c.Attr)
+			}
+			if c.Op != '=' {
+				return Invalid(c.String(), "field conditions take =")
+			}
+			c.FieldID = id
+			switch {
+			case f.IsPicklist():
+				n, err := strconv.ParseInt(c.Value, 10, 64)
+				if err != nil {
+					return Invalid(c.String(), "picklist value is not an integer")
+				}
+				c.Int = n
+				c.Multi = f.Type == TypePickMultiple
+			case f.Type == TypeTextbox:
+				if !alphanumeric(c.Value) {
+					return Invalid(c.String(), "Textbox search values are alphanumeric only")
+				}
+			default:
+				return Invalid(c.String(), "search supports only Picklist and Textbox fields, not "+string(f.Type))
+			}
+		default:
+			return Invalid(c.String(), "unknown search attribute "+c.Attr)
+		}
+	}
+	return nil
+}
+
+func alphanumeric(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

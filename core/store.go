@@ -1,0 +1,131 @@
+package core
+
+import "context"
+
+// Store is the durable state of the core, shaped by what the HTTP layer asks. Implementations: core/sqlite
+// (the embedded default) and core/postgres. Both must pass core/storetest.
+//
+// Every method is scoped to one account (accountID from Account). Methods that name a record return
+// ErrNotFound when the kind or record does not exist. Writes are atomic: they either fully happen or not at
+// all, and an acknowledged write is durable.
+type Store interface {
+	// Account returns the account of apiKey, or ErrNotFound.
+	Account(ctx context.Context, apiKey string) (Account, error)
+	// UserByName returns the user of the account with that username (with its PasswordHash), or ErrNotFound.
+	UserByName(ctx context.Context, accountID int64, username string) (User, error)
+	// Users returns every user of the account, ordered by id.
+	Users(ctx context.Context, accountID int64) ([]User, error)
+
+	// Objects returns the built-in kinds (re, ft, uc, in that order) then the account's custom objects
+	// ordered by api_prefix.
+	Objects(ctx context.Context, accountID int64) ([]Object, error)
+	// Fields returns the field definitions of a kind ordered by sort, then id. ErrNotFound for an unknown kind.
+	Fields(ctx context.Context, accountID int64, kind string) ([]Field, error)
+	// Views returns the views of a kind ordered by id (empty for a kind without views).
+	Views(ctx context.Context, accountID int64, kind string) ([]View, error)
+
+	// Record returns a record, deleted or not (the caller checks DeletedTime), or ErrNotFound.
+	Record(ctx context.Context, accountID int64, kind string, id int64) (Record, error)
+	// CreateRecord stores a new record: it assigns the next id of the kind (transactionally: ids never
+	// collide), version 1, and LastUpdated* = Created*. Values are canonical and already validated.
+	CreateRecord(ctx context.Context, accountID int64, rec Record) (Record, error)
+	// UpdateRecord applies a partial update to a live record: every value in u.Values that differs from the
+	// stored one is changed and recorded as a Change; the version goes up by one and LastUpdated* are set,
+	// in one transaction. ErrNotFound for a missing or deleted record.
+	UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u Update) (Record, error)
+	// DeleteRecord soft-deletes a record (sets DeletedTime). ErrNotFound when missing, ErrConflict when it is
+	// already deleted.
+	DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error
+
+	// Search returns summaries of the records of a kind matching every condition, ordered by id. Without a
+	// deleted_time condition only live records match; with one, only deleted records do. Conditions are
+	// already checked (CheckConditions).
+	Search(ctx context.Context, accountID int64, kind string, conds []Condition) ([]Summary, error)
+	// Related returns the live records related to a record, with directions seen from it, ordered by kind
+	// (re, ft, uc, then custom kinds by api_prefix) and id. ErrNotFound for a missing or deleted record.
+	Related(ctx context.Context, accountID int64, kind string, id int64) ([]Relation, error)
+	// History returns the recorded changes of one field of a record, oldest first.
+	History(ctx context.Context, accountID int64, kind string, id, fieldID int64) ([]Change, error)
+
+	// Apply provisions accounts from a parsed account file in one transaction: all or nothing, idempotent.
+	Apply(ctx context.Context, p *Provision) error
+	// Empty reports whether the store holds no account at all (a new store gets the demo account).
+	Empty(ctx context.Context) (bool, error)
+	// Ping checks that the store answers (readiness).
+	Ping(ctx context.Context) error
+	// Close flushes and closes the store.
+	Close() error
+}
+
+// Update is a partial update of a record.
+type Update struct {
+	Values         map[int64]string // field id -> canonical value to set ("" clears)
+	VersionComment *string          // nil: keep
+	UserID         int64
+	Time           int64 // UNIX seconds
+}
+
+// Provision is a parsed, validated account file (see core/accounts): what Store.Apply writes. Users,
+// views, records and relationships refer to users by username and to records by kind and id, because ids of
+// users may be assigned by the store.
+type Provision struct {
+	Accounts []AccountSpec
+}
+
+// AccountSpec provisions one account. Everything it names is created or updated in place; nothing it
+// leaves out is deleted.
+type AccountSpec struct {
+	APIKey        string
+	Name          string
+	Users         []UserSpec
+	Fields        map[string][]Field // built-in kind -> its fields (the standard template when the file has none)
+	Objects       []ObjectSpec       // custom objects
+	Views         []ViewSpec
+	Records       []RecordSpec
+	Relationships []RelationshipSpec
+}
+
+// UserSpec provisions one user, matched by Username. ID 0 lets the store assign one.
+type UserSpec struct {
+	User // PasswordHash is already hashed
+}
+
+// ObjectSpec provisions one custom object, matched by APIPrefix, with its fields.
+type ObjectSpec struct {
+	Object
+	Fields []Field
+}
+
+// ViewSpec provisions one view, matched by ID.
+type ViewSpec struct {
+	View
+	CreatedByUsername string
+}
+
+// RecordSpec upserts one seed record, matched by Kind and ID.
+type RecordSpec struct {
+	Kind              string
+	ID                int64
+	CreatedByUsername string
+	CreatedTime       int64            // 0: the time of applying
+	Values            map[int64]string // canonical
+}
+
+// RelationshipSpec links two records. Type "parent": From "Is Parent Of" To; "related": both ways.
+type RelationshipSpec struct {
+	FromKind string
+	FromID   int64
+	ToKind   string
+	ToID     int64
+	Type     string // "parent" | "related"
+}
+
+// Condition is one search condition: Attr Op Value. See ParseConditions and CheckConditions.
+type Condition struct {
+	Attr    string // created_time, last_updated_time, deleted_time, created_by, last_updated_by, or field_<n>
+	Op      byte   // '<', '>' or '='
+	Value   string // the literal as written (an integer for times and users)
+	FieldID int64  // for field_<n>, set by CheckConditions
+	Multi   bool   // for field_<n>: the field is a multiple picklist (match records holding the option)
+	Int     int64  // the parsed integer for times, users and picklist values
+}

@@ -1,0 +1,135 @@
+package core
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Canonical validates a value written for field f (in a record body or an account file) and returns the
+// canonical stored form of its type (see the FieldType constants). An empty value is returned as "" and is
+// always valid here; whether a required field may be empty is the caller's rule. isUser reports whether an
+// id is a user of the account (for user picklists). Errors are *ValidationError naming the field.
+func Canonical(f Field, raw string, isUser func(id int64) bool) (string, error) {
+	name := f.Name()
+	v := raw
+	if f.Type != TypeTextarea && f.Type != TypeTextbox && f.Type != TypeText {
+		v = strings.TrimSpace(raw)
+	}
+	if v == "" {
+		return "", nil
+	}
+	if f.MaxSize > 0 && utf8.RuneCountInString(v) > f.MaxSize {
+		return "", Invalid(name, "longer than max_size "+strconv.Itoa(f.MaxSize))
+	}
+	switch f.Type {
+	case TypeInteger:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", Invalid(name, "not an integer: "+quote(v))
+		}
+		return itoa(n), nil
+	case TypeNumber:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "", Invalid(name, "not a number: "+quote(v))
+		}
+		return v, nil
+	case TypePickOne:
+		n, err := pick(f, v, isUser)
+		if err != nil {
+			return "", err
+		}
+		return itoa(n), nil
+	case TypePickMultiple:
+		var ids []int64
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			n, err := pick(f, part, isUser)
+			if err != nil {
+				return "", err
+			}
+			if !slices.Contains(ids, n) {
+				ids = append(ids, n)
+			}
+		}
+		slices.Sort(ids)
+		parts := make([]string, len(ids))
+		for i, n := range ids {
+			parts[i] = itoa(n)
+		}
+		return strings.Join(parts, ","), nil
+	case TypeDate:
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			return "", Invalid(name, "not a date (YYYY-MM-DD): "+quote(v))
+		}
+		return t.Format("2006-01-02"), nil
+	case TypeCheckbox:
+		switch strings.ToLower(v) {
+		case "0", "false", "unchecked":
+			return "0", nil
+		case "1", "true", "checked":
+			return "1", nil
+		}
+		return "", Invalid(name, "not a checkbox value (0 or 1): "+quote(v))
+	case TypeEmail:
+		if !strings.Contains(v, "@") {
+			return "", Invalid(name, "not an email address: "+quote(v))
+		}
+		return v, nil
+	}
+	return v, nil // Textbox, Textarea, Text, URL
+}
+
+// pick checks one picklist value: an option value, or a user id for user picklists.
+func pick(f Field, v string, isUser func(id int64) bool) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, Invalid(f.Name(), "not an integer: "+quote(v))
+	}
+	if f.ListType == ListUser {
+		if isUser == nil || !isUser(n) {
+			return 0, Invalid(f.Name(), "not a user of the account: "+v)
+		}
+		return n, nil
+	}
+	for _, o := range f.Options {
+		if o.Value == n {
+			return n, nil
+		}
+	}
+	return 0, Invalid(f.Name(), "not a valid option: "+v)
+}
+
+// Option returns the option of a picklist with value n.
+func (f Field) Option(n int64) (Option, bool) {
+	for _, o := range f.Options {
+		if o.Value == n {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// SplitIDs splits a canonical multiple-picklist value ("1,3") into its ids; it skips anything malformed.
+func SplitIDs(v string) []int64 {
+	var ids []int64
+	for part := range strings.SplitSeq(v, ",") {
+		if n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64); err == nil {
+			ids = append(ids, n)
+		}
+	}
+	return ids
+}
+
+func quote(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return strconv.Quote(s)
+}

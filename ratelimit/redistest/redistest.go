@@ -1,0 +1,103 @@
+// Package redistest runs a private redis-server on a free loopback port for tests: real Redis, never a fake.
+// It fails the test (never skips) when redis-server cannot start; .ci/run installs it.
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Server is one private redis-server process.
+type Server struct {
+	Addr string // 127.0.0.1:port
+	dir  string
+	cmd  *exec.Cmd
+}
+
+// Start starts a redis-server for the test and stops it when the test ends.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir()}
+	s.start(tb)
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the redis:// URL of the server (database 0).
+func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+
+// Stop kills the server (as an outage would); Restart brings it back on the same address.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same address after Stop.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	s.Stop()
+	s.start(tb)
+}
+
+func (s *Server) start(tb testing.TB) {
+	tb.Helper()
+	_, port, _ := net.SplitHostPort(s.Addr)
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatalf("redis-server not installed (apt-get install -y redis-server): %v", err)
+	}
+	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--protected-mode", "yes", "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start redis-server: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ping(s.Addr) == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Stop()
+	tb.Fatalf("redis-server on %s did not answer PING within 10s", s.Addr)
+}
+
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if string(buf[:n]) != "+PONG\r\n" {
+		return fmt.Errorf("unexpected reply %q", buf[:n])
+	}
+	return nil
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
