@@ -1,0 +1,224 @@
+// Package cache holds the gateway's response cache: copied upstream responses in a ristretto cache with a byte
+// budget, made invisible after writes by per-account generations that are part of every key, and an
+// invalidation bus that carries those bumps to the other gateway replicas (in process, or over Redis pub/sub).
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBytes     = 256 << 20
+	DefaultTTL          = 30 * time.Second
+	DefaultStaleIfError = 5 * time.Minute
+)
+
+// Options configure a Cache. Zero values take the defaults.
+type Options struct {
+	MaxBytes     int64         // memory budget of cached entries; default 256 MiB
+	TTL          time.Duration // freshness of an entry; default 30s
+	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; default 5m; <0 = never
+	Now          func() time.Time
+}
+
+// Header is one stored response header.
+type Header struct{ Key, Value string }
+
+// Entry is one cached response. Every field is owned by the entry (copied from the upstream response) and
+// never changes once Set, so a hit may hand Body to fasthttp's SetBodyRaw.
+type Entry struct {
+	Status int
+	Header []Header
+	Body   []byte
+	Stored time.Time
+}
+
+// size approximates the memory an entry holds, for the byte budget.
+func (e *Entry) size() int64 {
+	n := int64(len(e.Body)) + 64
+	for _, h := range e.Header {
+		n += int64(len(h.Key)+len(h.Value)) + 32
+	}
+	return n
+}
+
+// Cache is a TTL cache of responses keyed by Key. It is safe for concurrent use.
+type Cache struct {
+	opt   Options
+	store *ristretto.Cache[string, *Entry]
+	epoch atomic.Uint64 // bumped by InvalidateAll: every key of the process changes
+	gens  sync.Map      // account -> *atomic.Uint64
+
+	hits, misses, stale, evictions atomic.Uint64
+}
+
+// New builds a cache. Close releases its goroutines.
+func New(opt Options) (*Cache, error) {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.TTL <= 0 {
+		opt.TTL = DefaultTTL
+	}
+	if opt.StaleIfError == 0 {
+		opt.StaleIfError = DefaultStaleIfError
+	}
+	if opt.StaleIfError < 0 {
+		opt.StaleIfError = 0
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	c := &Cache{opt: opt}
+	// About one counter per expected 1 KiB entry, times ten as ristretto advises; bounded either way.
+	counters := min(max(opt.MaxBytes/1024*10, 10_000), 50_000_000)
+	store, err := ristretto.NewCache(&ristretto.Config[string, *Entry]{
+		NumCounters: counters,
+		MaxCost:     opt.MaxBytes,
+		BufferItems: 64,
+		// Cost is in bytes, so ristretto's own per-item overhead is real memory and stays counted.
+		IgnoreInternalCost: false,
+		OnEvict: func(*ristretto.Item[*Entry]) {
+			c.evictions.Add(1)
+			evictionsTotal.Inc()
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: new ristretto: %w", err)
+	}
+	c.store = store
+	register(c)
+	return c, nil
+}
+
+// TTL is the freshness of an entry.
+func (c *Cache) TTL() time.Duration { return c.opt.TTL }
+
+// Key builds the cache key of a read: the scope (account, or account and user), the account's generation and
+// the process epoch, then the request's version, normalised path, sorted query and representation. The
+// generation is read now, so a key taken before an upstream call names the state before any write that
+// finishes during the call: such a late fill lands under an old generation and is never read.
+func (c *Cache) Key(account, user string, version int, path, query, repr string) string {
+	b := make([]byte, 0, 48+len(account)+len(user)+len(path)+len(query)+len(repr))
+	b = strconv.AppendUint(b, c.epoch.Load(), 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, c.Generation(account), 10)
+	for _, s := range []string{account, user, strconv.Itoa(version), path, query, repr} {
+		b = append(b, 0)
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// Generation is the current generation of an account (0 until its first invalidation).
+func (c *Cache) Generation(account string) uint64 {
+	if v, ok := c.gens.Load(account); ok {
+		return v.(*atomic.Uint64).Load()
+	}
+	return 0
+}
+
+// Invalidate makes every entry of the account unreachable at once; they age out of the store later.
+func (c *Cache) Invalidate(account string) {
+	v, ok := c.gens.Load(account)
+	if !ok {
+		v, _ = c.gens.LoadOrStore(account, new(atomic.Uint64))
+	}
+	v.(*atomic.Uint64).Add(1)
+	invalidationsTotal.Inc()
+}
+
+// InvalidateAll makes every entry of the process unreachable, for when invalidations may have been missed.
+func (c *Cache) InvalidateAll() {
+	c.epoch.Add(1)
+	invalidationsTotal.Inc()
+}
+
+// Lookup is the result of Get.
+type Lookup struct {
+	Entry *Entry
+	Age   time.Duration
+	Fresh bool // younger than TTL; otherwise only usable as a stale stand-in
+}
+
+// Get returns the entry under key, fresh or (within StaleIfError) stale. ok is false when there is none.
+func (c *Cache) Get(key string) (l Lookup, ok bool) {
+	e, found := c.store.Get(key)
+	if !found {
+		c.misses.Add(1)
+		missesTotal.Inc()
+		return Lookup{}, false
+	}
+	age := c.opt.Now().Sub(e.Stored)
+	if age < 0 {
+		age = 0
+	}
+	l = Lookup{Entry: e, Age: age, Fresh: age < c.opt.TTL}
+	if l.Fresh {
+		c.hits.Add(1)
+		hitsTotal.Inc()
+	} else {
+		c.misses.Add(1)
+		missesTotal.Inc()
+	}
+	return l, true
+}
+
+// ErrNotStored says an entry was not taken (nil, or larger than the whole budget).
+var ErrNotStored = errors.New("cache: entry not stored")
+
+// Set stores e under key for TTL plus StaleIfError. e must not change afterwards. Like ristretto, the store
+// may still drop the entry under pressure; that is a later miss, never an error.
+func (c *Cache) Set(key string, e *Entry) error {
+	if e == nil {
+		return ErrNotStored
+	}
+	cost := e.size()
+	if cost > c.opt.MaxBytes/2 {
+		return ErrNotStored
+	}
+	if e.Stored.IsZero() {
+		e.Stored = c.opt.Now()
+	}
+	c.store.SetWithTTL(key, e, cost, c.opt.TTL+c.opt.StaleIfError)
+	return nil
+}
+
+// CountStale records that a stale entry stood in for a failed upstream.
+func (c *Cache) CountStale() {
+	c.stale.Add(1)
+	staleTotal.Inc()
+}
+
+// Wait blocks until pending Sets are applied (tests).
+func (c *Cache) Wait() { c.store.Wait() }
+
+// Stats are the cache's own counters since New.
+type Stats struct {
+	Hits, Misses, Stale, Evictions uint64
+	Bytes                          int64
+}
+
+// Stats returns the counters of this cache.
+func (c *Cache) Stats() Stats {
+	return Stats{
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(), Evictions: c.evictions.Load(),
+		Bytes: c.bytes(),
+	}
+}
+
+func (c *Cache) bytes() int64 { return c.store.MaxCost() - c.store.RemainingCost() }
+
+// Close stops the store's goroutines; the cache must not be used afterwards.
+func (c *Cache) Close() {
+	unregister(c)
+	c.store.Close()
+}

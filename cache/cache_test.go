@@ -1,0 +1,142 @@
+package cache
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newCache(t *testing.T, opt Options) *Cache {
+	t.Helper()
+	c, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestGetFreshStaleExpired(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
+	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	body := []byte("<requirement/>")
+	if err := c.Set(key, &Entry{Status: 200, Body: body, Header: []Header{{"Content-Type", "application/xml"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	for _, tc := range []struct {
+		name      string
+		advance   time.Duration
+		wantFound bool
+		wantFresh bool
+		wantAge   time.Duration
+	}{
+		{"fresh", 0, true, true, 0},
+		{"still fresh", 9 * time.Second, true, true, 9 * time.Second},
+		{"stale", 2 * time.Second, true, false, 11 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk.Add(tc.advance)
+			l, ok := c.Get(key)
+			if got, want := ok, tc.wantFound; got != want {
+				t.Fatalf("found=%v, want %v", got, want)
+			}
+			if got, want := l.Fresh, tc.wantFresh; got != want {
+				t.Errorf("fresh=%v, want %v", got, want)
+			}
+			if got, want := l.Age, tc.wantAge; got != want {
+				t.Errorf("age=%v, want %v", got, want)
+			}
+			if got, want := string(l.Entry.Body), string(body); got != want {
+				t.Errorf("body=%q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestKeysDiffer(t *testing.T) {
+	c := newCache(t, Options{})
+	base := c.Key("demo", "", 2, "/api2/demo/re/1", "a=1", "xml")
+	for _, tc := range []struct {
+		name string
+		key  string
+	}{
+		{"account", c.Key("demo2", "", 2, "/api2/demo/re/1", "a=1", "xml")},
+		{"user", c.Key("demo", "viewer", 2, "/api2/demo/re/1", "a=1", "xml")},
+		{"version", c.Key("demo", "", 1, "/api2/demo/re/1", "a=1", "xml")},
+		{"path", c.Key("demo", "", 2, "/api2/demo/re/2", "a=1", "xml")},
+		{"query", c.Key("demo", "", 2, "/api2/demo/re/1", "a=2", "xml")},
+		{"repr", c.Key("demo", "", 2, "/api2/demo/re/1", "a=1", "json")},
+		{"separator shift", c.Key("demo", "", 2, "/api2/demo/re/1a=1", "", "xml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.key == base {
+				t.Fatalf("key %q equals the base key", tc.key)
+			}
+		})
+	}
+	if got, want := c.Key("demo", "", 2, "/api2/demo/re/1", "a=1", "xml"), base; got != want {
+		t.Fatalf("same inputs gave %q, want %q", got, want)
+	}
+}
+
+func TestInvalidate(t *testing.T) {
+	c := newCache(t, Options{})
+	k1 := c.Key("demo", "", 2, "/p", "", "xml")
+	other := c.Key("acme", "", 2, "/p", "", "xml")
+	for _, k := range []string{k1, other} {
+		if err := c.Set(k, &Entry{Status: 200, Body: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Wait()
+	c.Invalidate("demo")
+	if got, want := c.Key("demo", "", 2, "/p", "", "xml") == k1, false; got != want {
+		t.Fatalf("key after Invalidate unchanged")
+	}
+	if _, ok := c.Get(c.Key("demo", "", 2, "/p", "", "xml")); ok {
+		t.Fatalf("entry of demo still visible after Invalidate")
+	}
+	if _, ok := c.Get(c.Key("acme", "", 2, "/p", "", "xml")); !ok {
+		t.Fatalf("entry of another account lost by Invalidate(demo)")
+	}
+	c.InvalidateAll()
+	if _, ok := c.Get(c.Key("acme", "", 2, "/p", "", "xml")); ok {
+		t.Fatalf("entry still visible after InvalidateAll")
+	}
+}
+
+func TestSetRejectsHugeAndNil(t *testing.T) {
+	c := newCache(t, Options{MaxBytes: 4096})
+	if err := c.Set("k", nil); err == nil {
+		t.Fatal("nil entry stored")
+	}
+	if err := c.Set("k", &Entry{Body: make([]byte, 4096)}); err == nil {
+		t.Fatal("entry larger than half the budget stored")
+	}
+}
+
+func TestByteBudget(t *testing.T) {
+	c := newCache(t, Options{MaxBytes: 64 << 10})
+	body := make([]byte, 1024)
+	for i := range 1000 {
+		_ = c.Set(c.Key("demo", "", 2, "/p/"+string(rune('a'+i%26))+string(rune('a'+i/26)), "", "xml"), &Entry{Body: body})
+	}
+	c.Wait()
+	if got, limit := c.Stats().Bytes, int64(64<<10); got > limit {
+		t.Fatalf("bytes=%d, over the budget %d", got, limit)
+	}
+}

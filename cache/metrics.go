@@ -1,0 +1,52 @@
+package cache
+
+import (
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// Process-wide metrics. Several caches may live in one process (tests, replicas); the counters add up and
+// reqgate_cache_bytes sums the live caches.
+var (
+	hitsTotal          = metrics.GetOrCreateCounter(`reqgate_cache_hits_total`)
+	missesTotal        = metrics.GetOrCreateCounter(`reqgate_cache_misses_total`)
+	staleTotal         = metrics.GetOrCreateCounter(`reqgate_cache_stale_total`)
+	evictionsTotal     = metrics.GetOrCreateCounter(`reqgate_cache_evictions_total`)
+	invalidationsTotal = metrics.GetOrCreateCounter(`reqgate_cache_invalidations_total`)
+	busErrorsTotal     = metrics.GetOrCreateCounter(`reqgate_cache_bus_errors_total`)
+	busReceivedTotal   = metrics.GetOrCreateCounter(`reqgate_cache_bus_received_total`)
+	busUp              = metrics.GetOrCreateGauge(`reqgate_cache_bus_up`, nil)
+)
+
+var live struct {
+	sync.Mutex
+	caches map[*Cache]struct{}
+}
+
+func init() {
+	metrics.GetOrCreateGauge(`reqgate_cache_bytes`, func() float64 {
+		live.Lock()
+		defer live.Unlock()
+		var n int64
+		for c := range live.caches {
+			n += c.bytes()
+		}
+		return float64(n)
+	})
+}
+
+func register(c *Cache) {
+	live.Lock()
+	defer live.Unlock()
+	if live.caches == nil {
+		live.caches = make(map[*Cache]struct{})
+	}
+	live.caches[c] = struct{}{}
+}
+
+func unregister(c *Cache) {
+	live.Lock()
+	defer live.Unlock()
+	delete(live.caches, c)
+}
