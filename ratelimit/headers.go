@@ -1,0 +1,83 @@
+package ratelimit
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// headers.go formats the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10), one list item per
+// matching policy:
+//
+//	RateLimit-Policy: "account";q=25;w=10, "per-ip";q=100;w=60
+//	RateLimit: "account";r=12;t=6, "per-ip";r=99;t=1
+//
+// r is the number of requests that would still be admitted at once. t is the number of seconds (rounded up) until
+// the quota is fully restored, or, when r is 0, until the next request fits, so that t never exceeds Retry-After
+// on a rejection caused by that policy. Every matching policy is listed (not only the most restrictive) because
+// every one of them must admit a request.
+
+// policyHeader is the RateLimit-Policy value for the matched rules.
+func (l *Limiter) policyHeader(rules []*rule) string {
+	if len(rules) == len(l.rules) && len(l.overrides) == 0 {
+		return l.policyAll
+	}
+	if len(rules) == 1 {
+		return rules[0].header
+	}
+	items := make([]string, len(rules))
+	for i, r := range rules {
+		items[i] = r.header
+	}
+	return strings.Join(items, ", ")
+}
+
+// rateLimitHeader is the RateLimit value for the matched rules and their states (reset in nanoseconds).
+func rateLimitHeader(rules []*rule, states []policyState) string {
+	b := make([]byte, 0, 32*len(rules))
+	for i, r := range rules {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendQuote(b, r.name)
+		b = append(b, ";r="...)
+		b = strconv.AppendInt(b, states[i].remaining, 10)
+		b = append(b, ";t="...)
+		b = strconv.AppendInt(b, ceilSeconds(time.Duration(states[i].reset)), 10)
+	}
+	return string(b)
+}
+
+// RetryAfterSeconds is the Retry-After value for d: whole seconds, rounded up, at least 1.
+func RetryAfterSeconds(d time.Duration) int {
+	return int(max(1, ceilSeconds(d)))
+}
+
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// ThrottleXML is the body of a rate-limit rejection, exactly as the mirrored service sends it (spec Part 2), with
+// try_again_after in whole seconds, rounded up, at least 1.
+func ThrottleXML(retryAfter time.Duration) []byte {
+	const head = "<error>\n  <code>Request_Throttled</code>\n  <message>Concurrent rate limit exceeded. Try again after " +
+		"the following amount of time has elapsed (in seconds):</message>\n  <try_again_after>"
+	b := make([]byte, 0, len(head)+40)
+	b = append(b, head...)
+	b = strconv.AppendInt(b, int64(RetryAfterSeconds(retryAfter)), 10)
+	return append(b, "</try_again_after>\n</error>\n"...)
+}
+
+// ThrottleStatusXML is the body of GET {base_url}/rate_throttle_status (spec Part 2) for a Status result:
+// api_available yes when retryAfter is 0, else no with try_again_after in whole seconds, rounded up.
+func ThrottleStatusXML(retryAfter time.Duration) []byte {
+	if retryAfter <= 0 {
+		return []byte("<rate_throttle_status>\n<api_available>yes</api_available>\n</rate_throttle_status>\n")
+	}
+	b := []byte("<rate_throttle_status>\n<api_available>no</api_available>\n<try_again_after>")
+	b = strconv.AppendInt(b, int64(RetryAfterSeconds(retryAfter)), 10)
+	return append(b, "</try_again_after>\n</rate_throttle_status>\n"...)
+}

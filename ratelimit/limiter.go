@@ -1,0 +1,418 @@
+// Package ratelimit is the gateway's rate limiter: GCRA (generic cell rate algorithm) per policy, shared across
+// any number of gateway replicas through one atomic Lua script in Redis (Redis time, one round trip per request),
+// or in process when no Redis is configured. Every policy that matches a request must admit it. With a policy's
+// MaxDelay > 0 a request over the rate whose slot is near is held until that slot (shaping) instead of being
+// rejected; the slot is reserved atomically, so held requests count against the rate. When Redis fails or is
+// slower than RedisTimeout the limiter follows OnRedisError (a per-replica local limiter, allow or deny) and probes
+// Redis again after a short back-off; Admit never returns an error.
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure a Limiter. Zero values give the defaults stated on each field.
+type Options struct {
+	Policies  []Policy
+	Overrides []Override
+
+	// Redis is the shared store; nil runs the in-process limiter (one replica).
+	Redis *redis.Client
+	// OnRedisError is what happens while Redis fails: "local" (default) limits each replica on its own at
+	// 1/LocalReplicas of each policy's rate, "allow" admits everything, "deny" rejects everything.
+	OnRedisError string
+	// RedisTimeout bounds one script call; slower answers count as Redis errors. Default 50ms. The client must
+	// have ContextTimeoutEnabled (see RedisOptions), or go-redis ignores this deadline on the socket.
+	RedisTimeout time.Duration
+	// RedisBackoff is how long the limiter stays on the fallback after a Redis error before probing again.
+	// Default 1s.
+	RedisBackoff time.Duration
+	// LocalReplicas is the number of gateway replicas sharing the limits, used by the "local" fallback: each
+	// replica then admits limit/LocalReplicas per period (burst likewise, at least 1) so that all replicas together
+	// stay near the policy. Default 1: every replica admits the full policy rate while Redis is down.
+	LocalReplicas int
+	// MaxHeld bounds the requests held for a shaped slot per policy key in this process; once reached, further
+	// requests over the rate are rejected instead of held. Default 256.
+	MaxHeld int
+	// RejectStatus is the HTTP status of a rejection: 429 (default) or 503 (strict compatibility).
+	RejectStatus int
+	// Logger receives the switches to and from the fallback. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Request names what a request is counted under. Empty fields do not match policies keyed on them.
+type Request struct {
+	APIKey string // the {key} of the URL
+	User   string // the verified Basic-auth user name
+	IP     string // the client IP
+}
+
+// Decision is the outcome of Admit.
+type Decision struct {
+	Allowed    bool          // forward the request (after Admit returned, any shaping delay has passed)
+	Limited    bool          // some policy matched: send the RateLimit headers
+	RetryAfter time.Duration // when rejected: time until a request would be admitted (see RetryAfterSeconds)
+	Policy     string        // RateLimit-Policy value: one item per matching policy
+	RateLimit  string        // RateLimit value: one item per matching policy; "" when no counts are known
+	Delay      time.Duration // how long Admit held the request for its shaped slot
+	Fallback   bool          // decided without Redis (OnRedisError)
+
+	slot int64 // the forward time on the backend's clock (Redis: µs since epoch; local: ns): for tests
+}
+
+// verdict is a backend's answer.
+type verdict struct {
+	ok           bool
+	delay, retry time.Duration
+	slot         int64
+}
+
+// Limiter admits, holds or rejects requests. It is safe for concurrent use.
+type Limiter struct {
+	rules     []*rule
+	overrides map[string][]*rule // api_key -> rules with that key's overrides applied
+	policyAll string             // RateLimit-Policy when every rule matches
+
+	local    *localStore
+	redis    *redisStore
+	onError  string
+	timeout  time.Duration
+	backoff  time.Duration
+	maxHeld  int
+	status   int
+	log      *slog.Logger
+	down     atomic.Bool  // Redis is failing: use the fallback
+	probeAt  atomic.Int64 // unix nanoseconds after which one caller probes Redis again
+	heldMu   sync.Mutex
+	held     map[string]int // requests held per key
+	shaping  bool           // some rule has MaxDelay > 0
+	closeRdb bool
+}
+
+// Fallback modes.
+const (
+	OnErrorLocal = "local"
+	OnErrorAllow = "allow"
+	OnErrorDeny  = "deny"
+)
+
+// New validates opt and returns a Limiter. Errors name the policy or override at fault.
+func New(opt Options) (*Limiter, error) {
+	l := &Limiter{onError: opt.OnRedisError, timeout: opt.RedisTimeout, backoff: opt.RedisBackoff,
+		maxHeld: opt.MaxHeld, status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(),
+		held: make(map[string]int), overrides: make(map[string][]*rule)}
+	if l.onError == "" {
+		l.onError = OnErrorLocal
+	}
+	switch l.onError {
+	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
+	default:
+		return nil, fmt.Errorf("on_redis_error %q: want local, allow or deny", l.onError)
+	}
+	if l.timeout == 0 {
+		l.timeout = 50 * time.Millisecond
+	}
+	if l.backoff == 0 {
+		l.backoff = time.Second
+	}
+	if l.timeout < 0 || l.backoff < 0 {
+		return nil, errors.New("redis timeout and back-off must not be negative")
+	}
+	if l.maxHeld == 0 {
+		l.maxHeld = 256
+	}
+	if l.maxHeld < 0 {
+		return nil, fmt.Errorf("max held %d: must not be negative", l.maxHeld)
+	}
+	switch l.status {
+	case 0:
+		l.status = http.StatusTooManyRequests
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	default:
+		return nil, fmt.Errorf("reject_status %d: want 429 or 503", l.status)
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	replicas := opt.LocalReplicas
+	if replicas == 0 {
+		replicas = 1
+	}
+	if replicas < 0 {
+		return nil, fmt.Errorf("local replicas %d: must be at least 1", replicas)
+	}
+	byName := make(map[string]int)
+	var items []string
+	for _, p := range opt.Policies {
+		r, err := newRule(p, replicas)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := byName[p.Name]; dup {
+			return nil, fmt.Errorf("policy %q: defined twice", p.Name)
+		}
+		byName[p.Name] = len(l.rules)
+		l.rules = append(l.rules, r)
+		items = append(items, r.header)
+		l.shaping = l.shaping || r.maxDelay > 0
+	}
+	l.policyAll = strings.Join(items, ", ")
+	seen := make(map[[2]string]bool)
+	for _, o := range opt.Overrides {
+		i, ok := byName[o.Policy]
+		if !ok {
+			return nil, fmt.Errorf("override for api_key %q: unknown policy %q", o.APIKey, o.Policy)
+		}
+		if o.APIKey == "" {
+			return nil, fmt.Errorf("override of policy %q: api_key is empty", o.Policy)
+		}
+		if seen[[2]string{o.APIKey, o.Policy}] {
+			return nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
+		}
+		seen[[2]string{o.APIKey, o.Policy}] = true
+		r, err := l.rules[i].withOverride(o, replicas)
+		if err != nil {
+			return nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
+		}
+		rs, ok := l.overrides[o.APIKey]
+		if !ok {
+			rs = append([]*rule(nil), l.rules...)
+		}
+		rs[i] = r
+		l.overrides[o.APIKey] = rs
+	}
+	if opt.Redis != nil {
+		l.redis = &redisStore{rdb: opt.Redis}
+		if !opt.Redis.Options().ContextTimeoutEnabled {
+			l.log.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
+				"for its ReadTimeout instead of RedisTimeout", "redis_timeout", l.timeout)
+		}
+		redisUp.Set(1)
+	}
+	return l, nil
+}
+
+// RedisOptions parses a redis:// URL into client options suited to the limiter: deadlines from the context reach
+// the socket, one retry at most, and short dial and pool waits, so a failing Redis costs a request RedisTimeout
+// at most.
+func RedisOptions(url string) (*redis.Options, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	o.ContextTimeoutEnabled = true
+	o.MaxRetries = 1
+	if o.DialTimeout > time.Second || o.DialTimeout == 0 {
+		o.DialTimeout = time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = time.Second
+	}
+	return o, nil
+}
+
+// RejectStatus is the HTTP status to send with a rejection (429 or 503).
+func (l *Limiter) RejectStatus() int { return l.status }
+
+// Close releases nothing today: the Redis client belongs to the caller. It exists so callers can defer it.
+func (l *Limiter) Close() error { return nil }
+
+// match returns the rules that apply to r and their keys, appended to the given buffers.
+func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string) {
+	rules := l.rules
+	if len(l.overrides) > 0 && r.APIKey != "" {
+		if o, ok := l.overrides[r.APIKey]; ok {
+			rules = o
+		}
+	}
+	for _, ru := range rules {
+		if k := ru.key(r); k != "" {
+			rs = append(rs, ru)
+			keys = append(keys, k)
+		}
+	}
+	return rs, keys
+}
+
+// Admit decides on one request. A request over the rate whose shaped slot lies within MaxDelay is held (Admit
+// sleeps) until that slot and then returned Allowed. If ctx ends while the request is held, Admit returns at once
+// with Allowed false (the slot stays consumed). Admit never fails: Redis trouble follows OnRedisError.
+func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
+	var rbuf [8]*rule
+	var kbuf [8]string
+	rules, keys := l.match(r, rbuf[:0], kbuf[:0])
+	if len(rules) == 0 {
+		return Decision{Allowed: true}
+	}
+	shape := false
+	if l.shaping {
+		shape = l.acquire(rules, keys)
+	}
+	var sbuf [8]policyState
+	states := sbuf[:len(rules)]
+	v, fallback, known := l.decide(ctx, rules, keys, true, shape, states)
+	if shape && (!v.ok || v.delay <= 0) {
+		l.release(rules, keys)
+		shape = false
+	}
+	d := Decision{Allowed: v.ok, Limited: true, RetryAfter: v.retry, Fallback: fallback, slot: v.slot}
+	d.Policy = l.policyHeader(rules)
+	if known {
+		d.RateLimit = rateLimitHeader(rules, states)
+	}
+	switch {
+	case !v.ok:
+		decisionsReject.Inc()
+	case v.delay > 0:
+		decisionsDelay.Inc()
+		d.Delay = v.delay
+		heldNow.Inc()
+		t := time.NewTimer(v.delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			d.Allowed = false
+			d.RetryAfter = v.delay
+		}
+		heldNow.Dec()
+	default:
+		decisionsAdmit.Inc()
+	}
+	if shape {
+		l.release(rules, keys)
+	}
+	return d
+}
+
+// Status reports how long until a request for r would be admitted (0: now, possibly after a shaping hold),
+// without counting anything.
+func (l *Limiter) Status(ctx context.Context, r Request) (retryAfter time.Duration) {
+	var rbuf [8]*rule
+	var kbuf [8]string
+	rules, keys := l.match(r, rbuf[:0], kbuf[:0])
+	if len(rules) == 0 {
+		return 0
+	}
+	v, _, _ := l.decide(ctx, rules, keys, false, true, nil)
+	if v.ok {
+		return 0
+	}
+	return v.retry
+}
+
+// decide asks Redis, or the fallback while Redis fails. known reports whether states were filled.
+func (l *Limiter) decide(ctx context.Context, rules []*rule, keys []string, commit, shape bool, states []policyState) (v verdict, fallback, known bool) {
+	var pbuf [8]params
+	ps := pbuf[:0]
+	if l.redis == nil {
+		for _, r := range rules {
+			ps = append(ps, r.local.shaped(shape))
+		}
+		return l.local.decide(keys, ps, commit, states), false, true
+	}
+	if l.useRedis() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
+		start := time.Now()
+		v, err := l.redis.decide(cctx, keys, rules, commit, shape, states)
+		cancel()
+		if err == nil {
+			redisSeconds.UpdateDuration(start)
+			l.markUp()
+			return v, false, true
+		}
+		l.markDown(err)
+	}
+	redisFallback.Inc()
+	switch l.onError {
+	case OnErrorAllow:
+		return verdict{ok: true}, true, false
+	case OnErrorDeny:
+		return verdict{retry: l.backoff}, true, false
+	}
+	for _, r := range rules {
+		ps = append(ps, r.fallback.shaped(shape))
+	}
+	return l.local.decide(keys, ps, commit, states), true, true
+}
+
+// shaped returns p without its max delay when shaping is off for this request.
+func (p params) shaped(on bool) params {
+	if !on {
+		p.maxDelay = 0
+	}
+	return p
+}
+
+// useRedis reports whether to call Redis: always while it is up; while it is down, for one caller per back-off.
+func (l *Limiter) useRedis() bool {
+	if !l.down.Load() {
+		return true
+	}
+	at := l.probeAt.Load()
+	now := time.Now().UnixNano()
+	return now >= at && l.probeAt.CompareAndSwap(at, now+int64(l.backoff))
+}
+
+func (l *Limiter) markDown(err error) {
+	redisErrors.Inc()
+	l.probeAt.Store(time.Now().UnixNano() + int64(l.backoff))
+	if l.down.CompareAndSwap(false, true) {
+		redisUp.Set(0)
+		switchToFallback.Inc()
+		l.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", l.onError,
+			"retry_in", l.backoff, "err", err)
+	}
+}
+
+func (l *Limiter) markUp() {
+	if l.down.Load() && l.down.CompareAndSwap(true, false) {
+		redisUp.Set(1)
+		switchToRedis.Inc()
+		l.log.Info("ratelimit: Redis is back, shared limits restored")
+	}
+}
+
+// acquire takes a held-request ticket on every shaping key; false (nothing taken) when any is at MaxHeld.
+func (l *Limiter) acquire(rules []*rule, keys []string) bool {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	for i, r := range rules {
+		if r.maxDelay > 0 && l.held[keys[i]] >= l.maxHeld {
+			return false
+		}
+	}
+	for i, r := range rules {
+		if r.maxDelay > 0 {
+			l.held[keys[i]]++
+		}
+	}
+	return true
+}
+
+func (l *Limiter) release(rules []*rule, keys []string) {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	for i, r := range rules {
+		if r.maxDelay > 0 {
+			if n := l.held[keys[i]] - 1; n > 0 {
+				l.held[keys[i]] = n
+			} else {
+				delete(l.held, keys[i])
+			}
+		}
+	}
+}

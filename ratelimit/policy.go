@@ -1,0 +1,175 @@
+package ratelimit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Policy is one configured limit (contract: ratelimit.policies). Every policy that matches a request must admit it.
+type Policy struct {
+	Name     string        // shown in the RateLimit headers; letters, digits, '_', '-', '.'
+	Key      string        // what is counted: api_key, user (api_key + username) or ip
+	Limit    int           // requests ...
+	Period   time.Duration // ... per period
+	Burst    int           // how many may arrive at once; 0 = Limit
+	MaxDelay time.Duration // shaping: hold a request up to this long for its slot instead of rejecting; 0 = never
+}
+
+// Override replaces the numbers of one policy for one api_key (contract: ratelimit.overrides). MaxDelay and Key
+// stay the policy's.
+type Override struct {
+	APIKey string
+	Policy string // a Policy.Name
+	Limit  int
+	Period time.Duration
+	Burst  int // 0 = Limit
+}
+
+// Key kinds of a Policy.
+const (
+	KeyAPIKey = "api_key"
+	KeyUser   = "user"
+	KeyIP     = "ip"
+)
+
+// maxRate bounds limit/period so the emission interval is at least one microsecond, the unit of the Redis script.
+const maxRate = 1_000_000 // per second
+
+// maxKeyPart bounds the client-supplied parts of a Redis key; longer values are hashed.
+const maxKeyPart = 128
+
+// rule is a validated policy (or an override of it) with everything precomputed for the request path.
+type rule struct {
+	name     string
+	kind     string
+	limit    int
+	period   time.Duration
+	burst    int
+	maxDelay time.Duration
+	prefix   string // Redis key prefix: reqgate:rl:<name>:
+
+	local    params // nanoseconds, in-process limiter at the full rate
+	fallback params // nanoseconds, per-replica share used while Redis is unavailable
+	redis    [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
+	header   string // this policy's RateLimit-Policy item
+}
+
+func newRule(p Policy, replicas int) (*rule, error) {
+	if err := validName(p.Name); err != nil {
+		return nil, err
+	}
+	switch p.Key {
+	case KeyAPIKey, KeyUser, KeyIP:
+	default:
+		return nil, fmt.Errorf("policy %q: key %q: want api_key, user or ip", p.Name, p.Key)
+	}
+	if p.Burst == 0 {
+		p.Burst = p.Limit
+	}
+	if err := validNumbers(p.Limit, p.Period, p.Burst); err != nil {
+		return nil, fmt.Errorf("policy %q: %w", p.Name, err)
+	}
+	if p.MaxDelay < 0 {
+		return nil, fmt.Errorf("policy %q: max_delay %s: must not be negative", p.Name, p.MaxDelay)
+	}
+	r := &rule{name: p.Name, kind: p.Key, limit: p.Limit, period: p.Period, burst: p.Burst, maxDelay: p.MaxDelay,
+		prefix: "reqgate:rl:" + p.Name + ":"}
+	interval := p.Period / time.Duration(p.Limit)
+	r.local = params{interval: int64(interval), tolerance: int64(interval) * int64(p.Burst), maxDelay: int64(p.MaxDelay)}
+	// The fallback share: each of `replicas` gateways admits limit/replicas per period, with a proportional burst.
+	fb := int(interval) * replicas
+	fburst := max(1, (p.Burst+replicas-1)/replicas)
+	r.fallback = params{interval: int64(fb), tolerance: int64(fb) * int64(fburst), maxDelay: int64(p.MaxDelay)}
+	us := interval.Round(time.Microsecond).Microseconds()
+	r.redis = [3]any{us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
+	r.header = policyItem(p.Name, p.Limit, p.Period)
+	return r, nil
+}
+
+// withOverride returns a copy of r with the numbers of o.
+func (r *rule) withOverride(o Override, replicas int) (*rule, error) {
+	return newRule(Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst,
+		MaxDelay: r.maxDelay}, replicas)
+}
+
+func validNumbers(limit int, period time.Duration, burst int) error {
+	switch {
+	case limit <= 0:
+		return fmt.Errorf("limit %d: must be at least 1", limit)
+	case period <= 0:
+		return fmt.Errorf("period %s: must be positive", period)
+	case burst < 1:
+		return fmt.Errorf("burst %d: must be at least 1 (0 means limit)", burst)
+	case float64(limit)/period.Seconds() > maxRate:
+		return fmt.Errorf("limit %d per %s: at most %d per second", limit, period, maxRate)
+	case burst > 1<<30:
+		return fmt.Errorf("burst %d: too large", burst)
+	}
+	return nil
+}
+
+func validName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("policy name %q: must be 1 to 64 characters", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("policy name %q: only letters, digits, '_', '-' and '.'", name)
+		}
+	}
+	return nil
+}
+
+// key returns the Redis key (also the in-process key) r counts req under, or "" when r does not apply to req.
+func (r *rule) key(req Request) string {
+	switch r.kind {
+	case KeyAPIKey:
+		if req.APIKey == "" {
+			return ""
+		}
+		return r.prefix + "k:" + keyPart(req.APIKey)
+	case KeyUser:
+		if req.User == "" {
+			return ""
+		}
+		// The length prefix keeps ("a:b","c") and ("a","b:c") apart.
+		return r.prefix + "u:" + strconv.Itoa(len(req.APIKey)) + ":" + keyPart(req.APIKey) + ":" + keyPart(req.User)
+	case KeyIP:
+		if req.IP == "" {
+			return ""
+		}
+		return r.prefix + "i:" + keyPart(req.IP)
+	}
+	return ""
+}
+
+// keyPart bounds a client-supplied key part: long values are replaced by their SHA-256.
+func keyPart(s string) string {
+	if len(s) <= maxKeyPart {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + hex.EncodeToString(sum[:])
+}
+
+// policyItem is one RateLimit-Policy list item (draft-ietf-httpapi-ratelimit-headers-10): quota q per window w
+// seconds. w must be a whole number of seconds, so a period that is not is reported as the quota of the nearest
+// whole-second window (at least 1 s) at the same rate.
+func policyItem(name string, limit int, period time.Duration) string {
+	w := max(1, int64(period.Round(time.Second)/time.Second))
+	q := int64(limit)
+	if period != time.Duration(w)*time.Second {
+		q = int64(float64(limit) * float64(w) * float64(time.Second) / float64(period))
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Quote(name))
+	b.WriteString(";q=")
+	b.WriteString(strconv.FormatInt(q, 10))
+	b.WriteString(";w=")
+	b.WriteString(strconv.FormatInt(w, 10))
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redis.go is the shared limiter: one atomic Lua script per request, with time from Redis so that every replica
+// shares one clock. The script mirrors decide in gcra.go.
+
+// gcraScript checks every matching policy and commits (sets every TAT) only if all admit.
+//
+//	KEYS: one TAT key per matching policy (value: TAT in microseconds since the Unix epoch).
+//	ARGV[1]: "1" commit, "0" peek (Status: never writes, so it also runs as EVALSHA_RO).
+//	ARGV[2+3(i-1) ..]: interval, tolerance and max delay of policy i, in microseconds.
+//	Returns {ok, delay, retry, now, remaining_1, reset_1, remaining_2, reset_2, ...}, all integers (microseconds).
+//
+// Numbers stay below 2^53, so Lua's doubles hold them exactly; they are written with %.0f because Lua's default
+// number format (%.14g) would round a 16-digit TAT.
+var gcraScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local commit = ARGV[1] == "1"
+local n = #KEYS
+local tats, ok, delay, retry = {}, true, 0, 0
+for i = 1, n do
+  local interval, tolerance, maxdelay = tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1])
+  local tat = tonumber(redis.call("GET", KEYS[i]) or "0") or 0
+  tats[i] = tat
+  local d = math.max(tat, now) + interval - tolerance - now
+  if d > maxdelay then
+    ok = false
+    retry = math.max(retry, d - maxdelay)
+  elseif d > delay then
+    delay = d
+  end
+end
+if not ok then delay = 0 end
+local out = {ok and 1 or 0, delay, retry, now}
+for i = 1, n do
+  local interval, tolerance = tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i])
+  local base = math.max(tats[i], now)
+  if ok then
+    base = math.max(tats[i], now + delay) + interval
+    if commit then
+      redis.call("SET", KEYS[i], string.format("%.0f", base), "PX", math.ceil((base - now) / 1000) + 1000)
+    end
+  end
+  local free = now - (base - tolerance)
+  if free < interval then
+    out[3 + 2*i] = 0
+    out[4 + 2*i] = math.max(0, base + interval - tolerance - now)
+  else
+    out[3 + 2*i] = math.floor(free / interval)
+    out[4 + 2*i] = math.max(0, base - now)
+  end
+end
+return out
+`)
+
+// redisStore runs gcraScript on one Redis (or anything go-redis scripts run on).
+type redisStore struct {
+	rdb redis.Scripter
+}
+
+var (
+	argCommit = any("1")
+	argPeek   = any("0")
+	argZero   = any(int64(0))
+)
+
+// decide runs the script for keys; shape=false passes max delay 0 (the held-request bound is reached).
+func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, commit, shape bool, states []policyState) (verdict, error) {
+	var abuf [1 + 3*8]any
+	args := append(abuf[:0], argPeek)
+	if commit {
+		args[0] = argCommit
+	}
+	for _, r := range rules {
+		md := r.redis[2]
+		if !shape {
+			md = argZero
+		}
+		args = append(args, r.redis[0], r.redis[1], md)
+	}
+	var cmd *redis.Cmd
+	if commit {
+		cmd = gcraScript.Run(ctx, s.rdb, keys, args...)
+	} else {
+		cmd = gcraScript.RunRO(ctx, s.rdb, keys, args...)
+	}
+	vals, err := cmd.Int64Slice()
+	if err != nil {
+		return verdict{}, fmt.Errorf("run rate-limit script: %w", err)
+	}
+	if len(vals) != 4+2*len(keys) {
+		return verdict{}, fmt.Errorf("rate-limit script: %d values for %d keys", len(vals), len(keys))
+	}
+	v := verdict{ok: vals[0] == 1, delay: time.Duration(vals[1]) * time.Microsecond,
+		retry: time.Duration(vals[2]) * time.Microsecond, slot: vals[3] + vals[1]}
+	for i := range keys {
+		if states != nil {
+			states[i] = policyState{remaining: vals[4+2*i], reset: vals[5+2*i] * int64(time.Microsecond)}
+		}
+	}
+	return v, nil
+}
