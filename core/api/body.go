@@ -1,0 +1,334 @@
+package api
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// Limits of a record write body, besides its size in bytes (Options.MaxBodyBytes).
+const (
+	maxBodyFields = 1000 // <field> elements
+	maxBodyDepth  = 16   // element nesting
+	maxNameLen    = 64   // length of a <name>
+	maxValueIDs   = 1000 // nested <value id=".."> elements of one multi-picklist value
+)
+
+// bodyField is one <field> of a record write body.
+type bodyField struct {
+	Name string
+	// Value is the text of <value>.
+	Value string
+	// IDs holds the id attributes of nested <value id=".."> elements, or of <value id=".."> itself, so that
+	// a client may send back a picklist value in the shape a read gave it. Picklist fields use IDs when
+	// present; other fields ignore them.
+	IDs []string
+}
+
+// readBody reads a request body of at most max bytes: 413 when Content-Length announces more (before
+// reading anything) or when a chunked body turns out longer.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, errBodyTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, errBodyTooLarge
+		}
+		return nil, &httpError{http.StatusBadRequest, "The request body could not be read."}
+	}
+	return body, nil
+}
+
+// parseRecordBody parses <root><fields><field><name>..</name><value>..</value></field>..</fields></root>.
+// XML that is not well formed is a 415 error; a well-formed body of the wrong shape (another root
+// element, unknown elements, text where elements belong, a DTD) is a *core.ValidationError (400).
+// Children of <field> other than <name> and <value> (label, sort, ... of a record read sent back) are
+// ignored.
+func parseRecordBody(data []byte, root string) ([]bodyField, error) {
+	p := bodyParser{d: xml.NewDecoder(bytes.NewReader(data))}
+	p.d.Strict = true
+	p.d.Entity = nil // only the five predefined entities
+	start, err := p.rootStart()
+	if err != nil {
+		return nil, err
+	}
+	if start.Name.Local != root {
+		return nil, core.Invalid("", "the root element must be <"+root+">, not <"+clip(start.Name.Local)+">")
+	}
+	var fields []bodyField
+	err = p.children(start.Name.Local, func(el xml.StartElement) error {
+		if el.Name.Local != "fields" {
+			return core.Invalid("", "unexpected element <"+clip(el.Name.Local)+"> in <"+root+">")
+		}
+		return p.children("fields", func(el xml.StartElement) error {
+			if el.Name.Local != "field" {
+				return core.Invalid("", "unexpected element <"+clip(el.Name.Local)+"> in <fields>")
+			}
+			if len(fields) >= maxBodyFields {
+				return core.Invalid("", "too many fields")
+			}
+			f, err := p.field()
+			if err != nil {
+				return err
+			}
+			fields = append(fields, f)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
+
+// bodyParser walks the tokens of a write body.
+type bodyParser struct {
+	d     *xml.Decoder
+	depth int
+}
+
+// token returns the next token; a syntax error (or the end of input) is the 415 error.
+func (p *bodyParser) token() (xml.Token, error) {
+	t, err := p.d.Token()
+	if err == io.EOF {
+		return nil, notWellFormed("unexpected end of the document")
+	}
+	if err != nil {
+		return nil, notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+	}
+	return t, nil
+}
+
+// rootStart skips the prolog (declaration, comments, whitespace) and returns the root start element.
+func (p *bodyParser) rootStart() (xml.StartElement, error) {
+	for {
+		t, err := p.d.Token()
+		if err == io.EOF {
+			return xml.StartElement{}, notWellFormed("the body holds no root element")
+		}
+		if err != nil {
+			return xml.StartElement{}, notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			p.depth = 1
+			return t, nil
+		case xml.CharData:
+			if !isSpace(t) {
+				return xml.StartElement{}, notWellFormed("text before the root element")
+			}
+		case xml.Directive:
+			return xml.StartElement{}, core.Invalid("", "document type declarations are not accepted")
+		}
+	}
+}
+
+// end checks that nothing but comments and whitespace follows the root element.
+func (p *bodyParser) end() error {
+	for {
+		t, err := p.d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			return notWellFormed("more than one root element")
+		case xml.CharData:
+			if !isSpace(t) {
+				return notWellFormed("text after the root element")
+			}
+		case xml.Directive:
+			return core.Invalid("", "document type declarations are not accepted")
+		}
+	}
+}
+
+// children calls each for every child element of the element just opened (named parent) until its end
+// tag; text other than whitespace is refused. each must consume the child through its end tag.
+func (p *bodyParser) children(parent string, each func(xml.StartElement) error) error {
+	for {
+		t, err := p.token()
+		if err != nil {
+			return err
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			if err := p.enter(); err != nil {
+				return err
+			}
+			if err := each(t); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			p.depth--
+			return nil
+		case xml.CharData:
+			if !isSpace(t) {
+				return core.Invalid("", "unexpected text in <"+parent+">")
+			}
+		case xml.Directive:
+			return core.Invalid("", "document type declarations are not accepted")
+		}
+	}
+}
+
+func (p *bodyParser) enter() error {
+	p.depth++
+	if p.depth > maxBodyDepth {
+		return core.Invalid("", "elements nested too deeply")
+	}
+	return nil
+}
+
+// field reads the children of one <field>.
+func (p *bodyParser) field() (bodyField, error) {
+	var f bodyField
+	var haveName bool
+	err := p.children("field", func(el xml.StartElement) error {
+		switch el.Name.Local {
+		case "name":
+			s, err := p.text("name")
+			if err != nil {
+				return err
+			}
+			if haveName {
+				return core.Invalid("", "a <field> has more than one <name>")
+			}
+			haveName = true
+			f.Name = strings.TrimSpace(s)
+			if len(f.Name) > maxNameLen {
+				return core.Invalid("", "field name too long: "+clip(f.Name))
+			}
+			return nil
+		case "value":
+			return p.value(el, &f)
+		default:
+			return p.skip()
+		}
+	})
+	if err != nil {
+		return f, err
+	}
+	if f.Name == "" {
+		return f, core.Invalid("", "a <field> has no <name>")
+	}
+	return f, nil
+}
+
+// value reads <value>: its text, or the id attributes of nested <value id=".."> children.
+func (p *bodyParser) value(el xml.StartElement, f *bodyField) error {
+	if id, ok := attr(el, "id"); ok {
+		f.IDs = append(f.IDs, id)
+	}
+	var text strings.Builder
+	for {
+		t, err := p.token()
+		if err != nil {
+			return err
+		}
+		switch t := t.(type) {
+		case xml.CharData:
+			text.Write(t)
+		case xml.StartElement:
+			if err := p.enter(); err != nil {
+				return err
+			}
+			if t.Name.Local != "value" {
+				return core.Invalid(f.Name, "unexpected element <"+clip(t.Name.Local)+"> in <value>")
+			}
+			id, ok := attr(t, "id")
+			inner, err := p.text("value")
+			if err != nil {
+				return err
+			}
+			if !ok {
+				id = strings.TrimSpace(inner)
+			}
+			if len(f.IDs) >= maxValueIDs {
+				return core.Invalid(f.Name, "too many values")
+			}
+			f.IDs = append(f.IDs, id)
+		case xml.EndElement:
+			p.depth--
+			f.Value = text.String()
+			return nil
+		case xml.Directive:
+			return core.Invalid("", "document type declarations are not accepted")
+		}
+	}
+}
+
+// text reads the character data of a leaf element through its end tag.
+func (p *bodyParser) text(name string) (string, error) {
+	var b strings.Builder
+	for {
+		t, err := p.token()
+		if err != nil {
+			return "", err
+		}
+		switch t := t.(type) {
+		case xml.CharData:
+			b.Write(t)
+		case xml.StartElement:
+			return "", core.Invalid("", "unexpected element <"+clip(t.Name.Local)+"> in <"+name+">")
+		case xml.EndElement:
+			p.depth--
+			return b.String(), nil
+		}
+	}
+}
+
+// skip consumes an ignored element through its end tag.
+func (p *bodyParser) skip() error {
+	for level := 1; level > 0; {
+		t, err := p.token()
+		if err != nil {
+			return err
+		}
+		switch t.(type) {
+		case xml.StartElement:
+			if err := p.enter(); err != nil {
+				return err
+			}
+			level++
+		case xml.EndElement:
+			p.depth--
+			level--
+		case xml.Directive:
+			return core.Invalid("", "document type declarations are not accepted")
+		}
+	}
+	return nil
+}
+
+func attr(el xml.StartElement, name string) (string, bool) {
+	for _, a := range el.Attr {
+		if a.Name.Local == name {
+			return strings.TrimSpace(a.Value), true
+		}
+	}
+	return "", false
+}
+
+func isSpace(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// clip shortens text quoted back to the caller.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// httpError is an error with its own status and a message fit for the caller.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// Errors with fixed statuses.
+var (
+	errNoRoute        = &httpError{http.StatusNotFound, "The requested resource does not exist."}
+	errUnauthorized   = &httpError{http.StatusUnauthorized, "Credentials are missing or incorrect."}
+	errBodyTooLarge   = &httpError{http.StatusRequestEntityTooLarge, "The request body is too large."}
+	errRecordNotFound = &httpError{http.StatusNotFound, "The record does not exist."}
+)
+
+// notWellFormed is the 415 of XML that does not parse.
+func notWellFormed(detail string) error {
+	return &httpError{http.StatusUnsupportedMediaType, "The XML sent is not well formed: " + detail}
+}
+
+// methodNotAllowed sets Allow and returns the 405 error.
+func methodNotAllowed(w http.ResponseWriter, allow string) error {
+	w.Header().Set("Allow", allow)
+	return &httpError{http.StatusMethodNotAllowed, "Method not allowed; this resource allows " + allow + "."}
+}
+
+// writeError writes err as the <error><message> body of spec/api.md Part 2 with its status:
+// core.ErrNotFound 404, core.ErrConflict 409, core.ErrInvalid (and *core.ValidationError, naming the
+// field) 400, anything else 500 "Internal error." with the detail only logged.
+func (s *Server) writeError(w http.ResponseWriter, err error) {
+	status, msg := http.StatusInternalServerError, "Internal error."
+	var he *httpError
+	var ve *core.ValidationError
+	switch {
+	case errors.As(err, &he):
+		status, msg = he.status, he.msg
+	case errors.As(err, &ve):
+		status, msg = http.StatusBadRequest, "Invalid request: "+ve.Error()
+	case errors.Is(err, core.ErrInvalid):
+		status, msg = http.StatusBadRequest, "Invalid request: "+err.Error()
+	case errors.Is(err, core.ErrNotFound):
+		status, msg = http.StatusNotFound, "The requested resource does not exist."
+	case errors.Is(err, core.ErrConflict):
+		status, msg = http.StatusConflict, "The request conflicts with the current state of the resource."
+	case isCanceled(err):
+		status, msg = http.StatusServiceUnavailable, "The request was canceled."
+	default:
+		s.log.Error("core api: internal error", "err", err)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="reqgate"`)
+	}
+	writeXML(w, status, errorBody(msg))
+}
+
+// errorBody is <error><message>msg</message></error>.
+func errorBody(msg string) []byte {
+	x := newXML()
+	x.open("error")
+	x.elem("message", msg)
+	x.close("error")
+	return x.bytes()
+}
+
+// writeXML writes an XML response body with its status.
+func writeXML(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/xml; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // the caller is gone; nothing to do
+}
+
+// writeEmpty writes a response without a body (update, delete, create).
+func writeEmpty(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
+// writeText writes a short plain-text body (health endpoints).
+func writeText(w http.ResponseWriter, status int, text string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(text)))
+	w.WriteHeader(status)
+	w.Write([]byte(text)) //nolint:errcheck // the caller is gone; nothing to do
+}

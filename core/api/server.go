@@ -1,0 +1,345 @@
+// Package api serves the core's XML REST interface (spec/api.md) over net/http: the record operations of
+// re, ft, uc and custom objects, field lists, users, and (in the version-2-only files) views, related items,
+// field history and search, plus /healthz and /readyz.
+//
+// Every request under /api{N}/{api_key}/ is authenticated with HTTP Basic credentials before anything else
+// is decided, so an unknown key, a missing record and an unknown path all look the same to a caller
+// without valid credentials. Verified credentials are remembered for a short time (see auth.go) so that a
+// request does not cost a bcrypt comparison.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// Options tune a Server. The zero value is usable.
+type Options struct {
+	// MaxBodyBytes is the largest request body accepted; larger ones get 413. If zero, 1 MiB.
+	MaxBodyBytes int64
+	// AuthTTL is how long a verified credential is trusted without a new bcrypt check. If zero, 60s;
+	// negative disables the credential cache.
+	AuthTTL time.Duration
+	// SchemaTTL is how long an account's objects, fields and users are kept in memory. If zero, 2s;
+	// negative disables the schema cache.
+	SchemaTTL time.Duration
+	// Logger receives server errors (5xx with their detail). If nil, slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for record timestamps and cache expiry. If nil, time.Now.
+	Now func() time.Time
+}
+
+// Server is the core's http.Handler.
+type Server struct {
+	st     core.Store
+	opt    Options
+	log    *slog.Logger
+	now    func() time.Time
+	auth   *authCache
+	schema *schemaCache
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a Server over st.
+func New(st core.Store, opt Options) *Server {
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = 1 << 20
+	}
+	if opt.AuthTTL == 0 {
+		opt.AuthTTL = 60 * time.Second
+	}
+	if opt.SchemaTTL == 0 {
+		opt.SchemaTTL = 2 * time.Second
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	s := &Server{st: st, opt: opt, log: opt.Logger, now: opt.Now}
+	s.auth = newAuthCache(opt.AuthTTL, opt.Now)
+	s.schema = newSchemaCache(opt.SchemaTTL, opt.Now)
+	return s
+}
+
+// FlushCaches forgets remembered credentials and account schemas, e.g. after an account file was applied
+// to the store while the server runs.
+func (s *Server) FlushCaches() {
+	s.auth.flush()
+	s.schema.flush()
+}
+
+// call is one authenticated API request, shared by the version-1 routes and the version-2 routes of
+// v2.go.
+type call struct {
+	Version int // 1 or 2
+	Account core.Account
+	User    core.User // the authenticated user
+	Base    string    // scheme://host/api or /api2 + /{key}: the base URL as the caller used it
+	Parts   []string  // path segments after the key, e.g. ["re","12","related"]
+}
+
+// ServeHTTP routes a request and records its metrics.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	route := s.serve(sw, r)
+	observe(r.Method, route, sw.status(), start)
+}
+
+// serve handles one request and returns its route class for metrics.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
+	path := r.URL.Path
+	switch path {
+	case "/healthz":
+		writeText(w, http.StatusOK, "ok\n")
+		return "/healthz"
+	case "/readyz":
+		if err := s.st.Ping(r.Context()); err != nil {
+			s.log.Warn("readyz: store does not answer", "err", err)
+			writeText(w, http.StatusServiceUnavailable, "store unavailable\n")
+		} else {
+			writeText(w, http.StatusOK, "ready\n")
+		}
+		return "/readyz"
+	}
+	version, verText, key, parts, ok := splitAPIPath(path)
+	if !ok {
+		s.writeError(w, errNoRoute)
+		return "other"
+	}
+	acct, user, err := s.authenticate(r.Context(), r, key)
+	if err != nil {
+		s.writeError(w, err)
+		return "unauthenticated"
+	}
+	c := &call{
+		Version: version,
+		Account: acct,
+		User:    user,
+		Base:    baseURL(r) + "/api" + verText + "/" + key,
+		Parts:   parts,
+	}
+	route := routeClass(parts)
+	if len(parts) == 0 {
+		s.writeError(w, errNoRoute)
+		return route
+	}
+	if c.Version >= 2 && s.serveV2(w, r, c) {
+		return route
+	}
+	s.serveV1(w, r, c)
+	return route
+}
+
+// serveV1 serves the routes that exist in every version: records, field lists and users.
+func (s *Server) serveV1(w http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	p := c.Parts
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	if p[0] == "user" {
+		if method != http.MethodGet {
+			s.writeError(w, methodNotAllowed(w, "GET"))
+			return
+		}
+		switch len(p) {
+		case 1:
+			s.getUsers(w, r, c)
+		case 2:
+			s.getUser(w, r, c, p[1])
+		default:
+			s.writeError(w, errNoRoute)
+		}
+		return
+	}
+	obj, err := s.object(ctx, c, p[0])
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	switch {
+	case len(p) == 1:
+		if method != http.MethodPost {
+			s.writeError(w, methodNotAllowed(w, "POST"))
+			return
+		}
+		s.createRecord(w, r, c, obj)
+	case len(p) == 2 && p[1] == "field":
+		if method != http.MethodGet {
+			s.writeError(w, methodNotAllowed(w, "GET"))
+			return
+		}
+		s.getFields(w, r, c, obj)
+	case len(p) == 2:
+		id, ok := parseID(p[1])
+		if !ok {
+			s.writeError(w, errNoRoute)
+			return
+		}
+		switch method {
+		case http.MethodGet:
+			s.getRecord(w, r, c, obj, id)
+		case http.MethodPut:
+			s.updateRecord(w, r, c, obj, id)
+		case http.MethodDelete:
+			s.deleteRecord(w, r, c, obj, id)
+		default:
+			s.writeError(w, methodNotAllowed(w, "GET, PUT, DELETE"))
+		}
+	default:
+		s.writeError(w, errNoRoute)
+	}
+}
+
+// splitAPIPath splits /api{N}/{key}/a/b into its version, the version text as written, the key and the
+// segments after it. A trailing slash is ignored; an empty segment elsewhere or an unknown version fails.
+func splitAPIPath(path string) (version int, verText, key string, parts []string, ok bool) {
+	rest, found := strings.CutPrefix(path, "/api")
+	if !found {
+		return 0, "", "", nil, false
+	}
+	verText, rest, found = strings.Cut(rest, "/")
+	if !found {
+		return 0, "", "", nil, false
+	}
+	switch verText {
+	case "", "1":
+		version = 1
+	case "2":
+		version = 2
+	default:
+		return 0, "", "", nil, false
+	}
+	key, rest, _ = strings.Cut(rest, "/")
+	if key == "" || !validKey(key) {
+		return 0, "", "", nil, false
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest != "" {
+		parts = strings.Split(rest, "/")
+		if len(parts) > 8 {
+			return 0, "", "", nil, false
+		}
+		for _, p := range parts {
+			if p == "" {
+				return 0, "", "", nil, false
+			}
+		}
+	}
+	return version, verText, key, parts, true
+}
+
+// validKey reports whether key has the form of an api_key (letters, digits, '-' and '_'); anything else
+// cannot name an account and need not reach the store.
+func validKey(key string) bool {
+	if len(key) > 128 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		b := key[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// baseURL is scheme://host as the caller used it: behind a proxy (the gateway) the X-Forwarded-Proto and
+// X-Forwarded-Host headers name the public address.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+		scheme = p
+	}
+	host := r.Host
+	if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && validHost(h) {
+		host = h
+	}
+	return scheme + "://" + host
+}
+
+// firstValue is the first element of a comma-separated header value, trimmed.
+func firstValue(v string) string {
+	v, _, _ = strings.Cut(v, ",")
+	return strings.TrimSpace(v)
+}
+
+// validHost keeps header values that could not be a host (spaces, control characters, paths) out of the
+// Location header.
+func validHost(h string) bool {
+	if len(h) > 255 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		b := h[i]
+		if b <= ' ' || b >= 0x7f || b == '/' || b == '\\' || b == '?' || b == '#' || b == '@' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseID reads a positive integer id from a path segment.
+func parseID(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b < '0' || b > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(b-'0')
+	}
+	return n, n > 0
+}
+
+// statusWriter remembers the status code written, for metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// isCanceled reports whether err only says the caller went away.
+func isCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

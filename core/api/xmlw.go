@@ -1,0 +1,205 @@
+package api
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// xmlw builds an XML document by appending to a byte slice: faster than encoding/xml for the fixed shapes
+// of the interface, and it writes CDATA sections, which encoding/xml cannot. Element names are trusted
+// (they come from this package); text, attribute values and CDATA are escaped here.
+//
+// Layout: one element per line, like the samples of spec/api.md.
+type xmlw struct {
+	b []byte
+}
+
+// xmlHeader starts every response document.
+const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+
+// newXML starts a document with the XML declaration.
+func newXML() *xmlw {
+	x := &xmlw{b: make([]byte, 0, 1024)}
+	x.b = append(x.b, xmlHeader...)
+	return x
+}
+
+// bytes is the document written so far.
+func (x *xmlw) bytes() []byte { return x.b }
+
+// open writes <name> and a newline: the start of an element with child elements.
+func (x *xmlw) open(name string) {
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	x.b = append(x.b, ">\n"...)
+}
+
+// openAttrs writes <name a="v" ...> and a newline; attrs are name, value pairs.
+func (x *xmlw) openAttrs(name string, attrs ...string) {
+	x.startTag(name, attrs)
+	x.b = append(x.b, ">\n"...)
+}
+
+// close writes </name> and a newline.
+func (x *xmlw) close(name string) {
+	x.b = append(x.b, "</"...)
+	x.b = append(x.b, name...)
+	x.b = append(x.b, ">\n"...)
+}
+
+// elem writes <name>text</name>, or <name /> for empty text.
+func (x *xmlw) elem(name, text string) {
+	if text == "" {
+		x.empty(name)
+		return
+	}
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	x.b = append(x.b, '>')
+	x.text(text)
+	x.endTag(name)
+}
+
+// elemInt writes <name>n</name>.
+func (x *xmlw) elemInt(name string, n int64) {
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	x.b = append(x.b, '>')
+	x.b = strconv.AppendInt(x.b, n, 10)
+	x.endTag(name)
+}
+
+// elemAttrs writes <name a="v" ...>text</name>; attrs are name, value pairs.
+func (x *xmlw) elemAttrs(name, text string, attrs ...string) {
+	x.startTag(name, attrs)
+	x.b = append(x.b, '>')
+	x.text(text)
+	x.endTag(name)
+}
+
+// elemCDATA writes <name><![CDATA[text]]></name>.
+func (x *xmlw) elemCDATA(name, text string) {
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	x.b = append(x.b, '>')
+	x.cdata(text)
+	x.endTag(name)
+}
+
+// empty writes <name />.
+func (x *xmlw) empty(name string) {
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	x.b = append(x.b, " />\n"...)
+}
+
+// text writes escaped character data.
+func (x *xmlw) text(s string) { x.b = appendEscaped(x.b, s, false) }
+
+// cdata writes s as a CDATA section. A "]]>" inside s is split across two sections, the only way to carry
+// it; characters XML forbids are replaced by U+FFFD.
+func (x *xmlw) cdata(s string) {
+	x.b = append(x.b, "<![CDATA["...)
+	for i := 0; i < len(s); {
+		if s[i] == ']' && i+2 < len(s) && s[i+1] == ']' && s[i+2] == '>' {
+			x.b = append(x.b, "]]]]><![CDATA[>"...)
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !validXMLRune(r, size) {
+			x.b = append(x.b, "\uFFFD"...)
+		} else {
+			x.b = append(x.b, s[i:i+size]...)
+		}
+		i += size
+	}
+	x.b = append(x.b, "]]>"...)
+}
+
+func (x *xmlw) startTag(name string, attrs []string) {
+	x.b = append(x.b, '<')
+	x.b = append(x.b, name...)
+	for i := 0; i+1 < len(attrs); i += 2 {
+		x.b = append(x.b, ' ')
+		x.b = append(x.b, attrs[i]...)
+		x.b = append(x.b, `="`...)
+		x.b = appendEscaped(x.b, attrs[i+1], true)
+		x.b = append(x.b, '"')
+	}
+}
+
+func (x *xmlw) endTag(name string) {
+	x.b = append(x.b, "</"...)
+	x.b = append(x.b, name...)
+	x.b = append(x.b, ">\n"...)
+}
+
+// xmlEscape returns s escaped for XML text or attribute values.
+func xmlEscape(s string) string { return string(appendEscaped(nil, s, true)) }
+
+// appendEscaped appends s with the XML special characters escaped. Characters XML 1.0 forbids (most
+// control characters, invalid UTF-8) become U+FFFD so the document always parses. In attributes, tabs and
+// newlines are escaped too so they survive attribute-value normalisation.
+func appendEscaped(b []byte, s string, attr bool) []byte {
+	last := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' {
+			i++
+			continue
+		}
+		var esc string
+		size := 1
+		switch c {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '"':
+			esc = "&quot;"
+		case '\'':
+			esc = "&apos;"
+		case '\r':
+			esc = "&#xD;"
+		case '\n':
+			if !attr {
+				i++
+				continue
+			}
+			esc = "&#xA;"
+		case '\t':
+			if !attr {
+				i++
+				continue
+			}
+			esc = "&#x9;"
+		default:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if validXMLRune(r, size) {
+				i += size
+				continue
+			}
+			esc = "\uFFFD"
+		}
+		b = append(b, s[last:i]...)
+		b = append(b, esc...)
+		i += size
+		last = i
+	}
+	return append(b, s[last:]...)
+}
+
+// validXMLRune reports whether r (decoded with size bytes) is a character XML 1.0 allows.
+func validXMLRune(r rune, size int) bool {
+	if r == utf8.RuneError && size == 1 {
+		return false
+	}
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
