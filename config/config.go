@@ -1,0 +1,209 @@
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// Roles of the reqgate binary.
+const (
+	RoleServe   = "serve"   // core and gateway in one process
+	RoleCore    = "core"    // the XML REST service alone
+	RoleGateway = "gateway" // the gateway alone, in front of an upstream core
+)
+
+// Off is the value of AdminListen that disables the admin listener.
+const Off = "off"
+
+// Config is the effective configuration of one process. Default returns a complete value; Load fills it from
+// flags, environment and file and validates it.
+type Config struct {
+	Role        string   // serve | core | gateway
+	Listen      string   // public listener; default 127.0.0.1:8080 (core: 127.0.0.1:8081)
+	AdminListen string   // /metrics, /healthz, /readyz; default 127.0.0.1:9090; "off" disables it
+	DB          string   // SQLite file path or postgres:// URL; default ./data/reqgate.db
+	Accounts    []string // account files applied at start; default none
+	ConfigFile  string   // the --config file read, if any
+
+	Server    Server
+	Log       Log
+	Upstream  Upstream
+	Redis     Redis
+	Cache     Cache
+	Auth      Auth
+	RateLimit RateLimit
+	CORS      CORS
+
+	// Warnings are things Load ignored but an operator may want to see (unknown REQGATE_* variables);
+	// cmd/reqgate logs them.
+	Warnings []string
+
+	sources map[string]string // key path -> where its value came from; nil or missing means default
+	bad     map[string]bool   // key paths already refused while reading (Validate stays quiet about them)
+}
+
+// Server holds the timeouts and limits of the public listener.
+type Server struct {
+	ReadTimeout     time.Duration // whole request read; default 30s; 0 = none
+	WriteTimeout    time.Duration // whole response write; default 60s; 0 = none
+	IdleTimeout     time.Duration // keep-alive idle connection; default 120s; 0 = none
+	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
+	MaxBodyBytes    int64         // largest accepted request body; default 1MiB
+}
+
+// Log selects the log/slog handler.
+type Log struct {
+	Level  string // debug | info | warn | error; default info
+	Format string // text | json; default text
+}
+
+// Upstream is how the gateway reaches the core.
+type Upstream struct {
+	URL          string        // base URL of the core, or a comma-separated list; default http://127.0.0.1:8081
+	Timeout      time.Duration // whole upstream exchange; default 30s
+	MaxIdleConns int           // kept-alive connections per upstream; default 512
+}
+
+// URLs returns the upstream base URLs of a comma-separated URL (issue 8: several cores).
+func (u Upstream) URLs() []string { return splitList(u.URL) }
+
+// Redis is the shared Redis of the gateway replicas.
+type Redis struct {
+	URL     string        // redis://[user:password@]host:port/db, rediss:// or unix://; "" = none (in-process)
+	Timeout time.Duration // dial, read and write timeout of the client; default 1s
+}
+
+// Cache configures the gateway's response cache.
+type Cache struct {
+	Enabled      bool          // default true
+	MaxBytes     int64         // memory budget of cached bodies; default 256MiB
+	TTL          time.Duration // freshness of a cached GET; default 30s
+	StaleIfError time.Duration // how long a stale entry may stand in when the upstream fails; default 5m
+	Scope        string        // account | user; default account
+}
+
+// Auth configures credential verification at the gateway.
+type Auth struct {
+	TTL time.Duration // how long a verified credential is trusted without asking the core; default 60s
+}
+
+// RateLimit configures the gateway's rate limiter.
+type RateLimit struct {
+	RejectStatus int           // 429 | 503; default 429
+	OnRedisError string        // local | allow | deny; default local
+	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 100ms
+	MaxHeld      int           // shaped requests held at once per key; default 64
+	Policies     []Policy      // default none: no limit applies
+	Overrides    []Override    // default none
+}
+
+// Policy is one rate-limit policy. Every policy that matches a request must admit it.
+type Policy struct {
+	Name     string        // the RateLimit-Policy name
+	Key      string        // api_key | user | ip
+	Limit    int           // requests ...
+	Period   time.Duration // ... per period
+	Burst    int           // how many may arrive at once; the file's default is Limit
+	MaxDelay time.Duration // hold a request up to this long for its slot instead of rejecting; default 0
+}
+
+// Override replaces a policy's rate for one API key.
+type Override struct {
+	APIKey string
+	Policy string // name of a Policy
+	Limit  int
+	Period time.Duration
+	Burst  int // the file's default is Limit
+}
+
+// CORS configures cross-origin access to the gateway.
+type CORS struct {
+	AllowedOrigins []string // exact origins ("https://app.example.com") or "*"; default none
+}
+
+// Default returns the complete default configuration of a role. An unknown role gets the serve defaults
+// (Validate refuses the role).
+func Default(role string) *Config {
+	listen := "127.0.0.1:8080"
+	if role == RoleCore {
+		listen = "127.0.0.1:8081"
+	}
+	return &Config{
+		Role:        role,
+		Listen:      listen,
+		AdminListen: "127.0.0.1:9090",
+		DB:          "./data/reqgate.db",
+		Server: Server{
+			ReadTimeout:     30 * time.Second,
+			WriteTimeout:    60 * time.Second,
+			IdleTimeout:     120 * time.Second,
+			ShutdownTimeout: 15 * time.Second,
+			MaxBodyBytes:    1 << 20,
+		},
+		Log:      Log{Level: "info", Format: "text"},
+		Upstream: Upstream{URL: "http://127.0.0.1:8081", Timeout: 30 * time.Second, MaxIdleConns: 512},
+		Redis:    Redis{Timeout: time.Second},
+		Cache: Cache{
+			Enabled:      true,
+			MaxBytes:     256 << 20,
+			TTL:          30 * time.Second,
+			StaleIfError: 5 * time.Minute,
+			Scope:        "account",
+		},
+		Auth: Auth{TTL: 60 * time.Second},
+		RateLimit: RateLimit{
+			RejectStatus: 429,
+			OnRedisError: "local",
+			RedisTimeout: 100 * time.Millisecond,
+			MaxHeld:      64,
+		},
+	}
+}
+
+// Source reports where the value of a key path came from: "default", "flag --x", "env REQGATE_X" or "file:line".
+func (c *Config) Source(path string) string {
+	if s, ok := c.sources[path]; ok {
+		return s
+	}
+	return "default"
+}
+
+// sourceOf finds the source of path or of its nearest parent (a policy's fields fall back to the policy).
+func (c *Config) sourceOf(path string) string {
+	for p := path; p != ""; {
+		if s, ok := c.sources[p]; ok {
+			return s
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return ""
+}
+
+func (c *Config) setSource(path, src string) {
+	if c.sources == nil {
+		c.sources = make(map[string]string)
+	}
+	c.sources[path] = src
+}
+
+func (c *Config) markBad(path string) {
+	if c.bad == nil {
+		c.bad = make(map[string]bool)
+	}
+	c.bad[path] = true
+}
+
+// splitList splits a comma-separated list, trimming blanks and dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

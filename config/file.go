@@ -1,0 +1,321 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits on the file, so a wrong or hostile file costs little.
+const (
+	maxFileBytes = 1 << 20
+	maxPolicies  = 1000
+	maxOverrides = 100000
+)
+
+// CheckFile validates a config file on its own, as `reqgate config check FILE` does: syntax, unknown keys, bad
+// values and the rules of Validate, against the defaults of the serve role (the file's keys are the same for
+// every role).
+func CheckFile(path string) error {
+	data, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	c := Default(RoleServe)
+	errs := c.applyFile(path, data)
+	if len(errs) == 0 {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Source: path, Reason: fmt.Sprintf("cannot read config file: %v", unwrapPathError(err))}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, &Error{Source: path, Reason: fmt.Sprintf("cannot read config file: %v", unwrapPathError(err))}
+	}
+	if len(data) > maxFileBytes {
+		return nil, &Error{Source: path, Reason: fmt.Sprintf("config file larger than %d bytes", maxFileBytes)}
+	}
+	return data, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fileReader walks the YAML node tree of one file into a Config, collecting every refusal with its line.
+type fileReader struct {
+	name string
+	c    *Config
+	errs []error
+}
+
+func (r *fileReader) fail(n *yaml.Node, path, format string, args ...any) {
+	src := r.name
+	if n != nil && n.Line > 0 {
+		src = r.name + ":" + strconv.Itoa(n.Line)
+	}
+	r.errs = append(r.errs, &Error{Source: src, Path: path, Reason: fmt.Sprintf(format, args...)})
+	if path != "" {
+		r.c.markBad(path)
+	}
+}
+
+func (r *fileReader) src(n *yaml.Node) string { return r.name + ":" + strconv.Itoa(n.Line) }
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// applyFile reads the YAML data of file name into c and returns the refusals. Keys absent from the file keep
+// their current values.
+func (c *Config) applyFile(name string, data []byte) []error {
+	r := &fileReader{name: name, c: c}
+	if len(data) > maxFileBytes {
+		r.fail(nil, "", "config file larger than %d bytes", maxFileBytes)
+		return r.errs
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // an empty file: all defaults
+		}
+		r.syntax(err)
+		return r.errs
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		r.fail(&extra, "", "a config file holds one YAML document")
+		return r.errs
+	} else if !errors.Is(err, io.EOF) {
+		r.syntax(err)
+		return r.errs
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil
+		}
+		root = root.Content[0]
+	}
+	root = resolve(root)
+	if isNull(root) {
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		r.fail(root, "", "the top level must be a mapping of keys")
+		return r.errs
+	}
+	r.mapping(root, "")
+	return r.errs
+}
+
+// syntax turns a yaml.v3 parse error into "file:line: reason".
+func (r *fileReader) syntax(err error) {
+	msg := err.Error()
+	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+		r.errs = append(r.errs, &Error{Source: r.name + ":" + m[1], Reason: "bad YAML: " + m[2]})
+		return
+	}
+	r.errs = append(r.errs, &Error{Source: r.name, Reason: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")})
+}
+
+// resolve follows an alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// pairs returns the key/value pairs of a mapping, refusing non-scalar, merge and duplicate keys.
+func (r *fileReader) pairs(m *yaml.Node, prefix string) [][2]*yaml.Node {
+	var out [][2]*yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := resolve(m.Content[i]), resolve(m.Content[i+1])
+		if k == nil || v == nil || k.Kind != yaml.ScalarNode {
+			r.fail(m.Content[i], prefix, "keys must be plain names")
+			continue
+		}
+		path := join(prefix, k.Value)
+		if k.Tag == "!!merge" {
+			r.fail(k, prefix, "merge keys (<<) are not supported")
+			continue
+		}
+		if seen[k.Value] {
+			r.fail(k, path, "duplicate key")
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, [2]*yaml.Node{k, v})
+	}
+	return out
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// mapping reads the keys of the top level or of a section.
+func (r *fileReader) mapping(m *yaml.Node, prefix string) {
+	for _, kv := range r.pairs(m, prefix) {
+		k, v := kv[0], kv[1]
+		path := join(prefix, k.Value)
+		switch {
+		case settingByPath[path] != nil:
+			r.scalar(settingByPath[path], k, v)
+		case prefix == "" && sections[path]:
+			if isNull(v) {
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				r.fail(v, path, "must be a mapping of keys")
+				continue
+			}
+			r.mapping(v, path)
+		case path == pathPolicies:
+			r.policies(v)
+		case path == pathOverrides:
+			r.overrides(v)
+		default:
+			r.fail(k, path, "unknown key%s", r.suggest(prefix, k.Value))
+		}
+	}
+}
+
+// scalar reads one setting. A list setting takes a YAML sequence of strings (or one comma-separated string).
+func (r *fileReader) scalar(s *setting, k, v *yaml.Node) {
+	if list, ok := s.field(r.c).(*[]string); ok {
+		switch {
+		case isNull(v):
+			*list = nil
+		case v.Kind == yaml.SequenceNode:
+			var vals []string
+			for _, item := range v.Content {
+				item = resolve(item)
+				if item == nil || item.Kind != yaml.ScalarNode || isNull(item) {
+					r.fail(item, s.path, "must be a list of strings")
+					return
+				}
+				if t := strings.TrimSpace(item.Value); t != "" {
+					vals = append(vals, t)
+				}
+			}
+			*list = vals
+		case v.Kind == yaml.ScalarNode:
+			*list = splitList(v.Value)
+		default:
+			r.fail(v, s.path, "must be a list of strings")
+			return
+		}
+		r.c.setSource(s.path, r.src(v))
+		return
+	}
+	if v.Kind != yaml.ScalarNode {
+		r.fail(v, s.path, "must be a %s, not a %s", s.kindName(), nodeKind(v))
+		return
+	}
+	if isNull(v) {
+		if _, ok := s.field(r.c).(*string); !ok {
+			r.fail(v, s.path, "missing value (a %s)", s.kindName())
+			return
+		}
+		v = &yaml.Node{Kind: yaml.ScalarNode, Value: "", Line: v.Line}
+	}
+	if err := s.set(r.c, v.Value); err != nil {
+		r.fail(v, s.path, "%v", err)
+		return
+	}
+	r.c.setSource(s.path, r.src(v))
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "scalar"
+}
+
+// suggest names a known key close to a misspelt one.
+func (r *fileReader) suggest(prefix, key string) string {
+	var known []string
+	for _, s := range settings {
+		if p, ok := strings.CutPrefix(s.path, prefix); ok && (prefix == "" || strings.HasPrefix(p, ".")) {
+			p = strings.TrimPrefix(p, ".")
+			if i := strings.IndexByte(p, '.'); i >= 0 {
+				p = p[:i]
+			}
+			known = append(known, p)
+		}
+	}
+	if prefix == "ratelimit" {
+		known = append(known, "policies", "overrides")
+	}
+	return suggestFrom(key, known)
+}
+
+func suggestFrom(key string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := distance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// distance is the Levenshtein distance of two short keys (long ones are not compared).
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

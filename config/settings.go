@@ -1,0 +1,194 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting is one scalar (or string-list) key: its path in the file, its flag if the contract gives it one, its
+// environment variables, and where it lives in Config. The table drives the file reader, the environment,
+// --set, --help and Print alike, so a new key is one line here plus its check in Validate.
+type setting struct {
+	path   string   // "cache.ttl"
+	flag   string   // "listen" for --listen; "" when the key has no flag of its own
+	roles  []string // roles that have the flag
+	env    []string // REQGATE_* names, canonical first
+	secret bool     // Print masks passwords in it
+	help   string
+	field  func(c *Config) any // pointer to the field: *string, *[]string, *time.Duration, *int, *int64 (a size), *bool
+}
+
+var allRoles = []string{RoleServe, RoleCore, RoleGateway}
+
+// settings in Print order.
+var settings = []*setting{
+	{path: "listen", flag: "listen", roles: allRoles, help: "`ADDR` of the public HTTP listener",
+		field: func(c *Config) any { return &c.Listen }},
+	{path: "admin_listen", flag: "admin-listen", roles: allRoles, help: "`ADDR` of /metrics, /healthz, /readyz; \"off\" disables it",
+		field: func(c *Config) any { return &c.AdminListen }},
+	{path: "db", flag: "db", roles: []string{RoleServe, RoleCore}, secret: true, help: "the store: a SQLite file path or a postgres:// URL (`DSN`)",
+		field: func(c *Config) any { return &c.DB }},
+	{path: "accounts", flag: "accounts", roles: []string{RoleServe, RoleCore}, help: "account `FILE` applied at start; repeatable (REQGATE_ACCOUNTS: comma-separated)",
+		field: func(c *Config) any { return &c.Accounts }},
+
+	{path: "server.read_timeout", help: "whole request read", field: func(c *Config) any { return &c.Server.ReadTimeout }},
+	{path: "server.write_timeout", help: "whole response write", field: func(c *Config) any { return &c.Server.WriteTimeout }},
+	{path: "server.idle_timeout", help: "idle keep-alive connection", field: func(c *Config) any { return &c.Server.IdleTimeout }},
+	{path: "server.shutdown_timeout", help: "grace period on SIGTERM", field: func(c *Config) any { return &c.Server.ShutdownTimeout }},
+	{path: "server.max_body_bytes", help: "largest request body", field: func(c *Config) any { return &c.Server.MaxBodyBytes }},
+
+	{path: "log.level", help: "debug | info | warn | error", field: func(c *Config) any { return &c.Log.Level }},
+	{path: "log.format", help: "text | json", field: func(c *Config) any { return &c.Log.Format }},
+
+	{path: "upstream.url", flag: "upstream", roles: []string{RoleGateway}, env: []string{"REQGATE_UPSTREAM"}, secret: true,
+		help: "base `URL` of the core (a comma-separated list for several cores)", field: func(c *Config) any { return &c.Upstream.URL }},
+	{path: "upstream.timeout", help: "whole upstream exchange", field: func(c *Config) any { return &c.Upstream.Timeout }},
+	{path: "upstream.max_idle_conns", help: "kept-alive connections per upstream", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
+
+	{path: "redis.url", flag: "redis", roles: []string{RoleServe, RoleGateway}, env: []string{"REQGATE_REDIS"}, secret: true,
+		help: "Redis `URL` for shared rate limits and cache invalidation (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
+	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
+
+	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
+	{path: "cache.max_bytes", help: "memory budget of cached bodies", field: func(c *Config) any { return &c.Cache.MaxBytes }},
+	{path: "cache.ttl", help: "freshness of a cached GET", field: func(c *Config) any { return &c.Cache.TTL }},
+	{path: "cache.stale_if_error", help: "how long a stale entry may stand in when the upstream fails", field: func(c *Config) any { return &c.Cache.StaleIfError }},
+	{path: "cache.scope", help: "account | user", field: func(c *Config) any { return &c.Cache.Scope }},
+
+	{path: "auth.ttl", help: "how long a verified credential is trusted", field: func(c *Config) any { return &c.Auth.TTL }},
+
+	{path: "ratelimit.reject_status", help: "429 | 503", field: func(c *Config) any { return &c.RateLimit.RejectStatus }},
+	{path: "ratelimit.on_redis_error", help: "local | allow | deny", field: func(c *Config) any { return &c.RateLimit.OnRedisError }},
+	{path: "ratelimit.redis_timeout", help: "budget of one Redis round trip on the request path", field: func(c *Config) any { return &c.RateLimit.RedisTimeout }},
+	{path: "ratelimit.max_held", help: "shaped requests held at once per key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
+
+	{path: "cors.allowed_origins", help: "origins allowed to call the gateway from a browser", field: func(c *Config) any { return &c.CORS.AllowedOrigins }},
+}
+
+// Key paths handled outside the settings table (lists of mappings, file only).
+const (
+	pathPolicies  = "ratelimit.policies"
+	pathOverrides = "ratelimit.overrides"
+)
+
+var (
+	settingByPath = map[string]*setting{}
+	settingByEnv  = map[string]*setting{}
+	sections      = map[string]bool{} // "server", "ratelimit", ...
+)
+
+func init() {
+	for _, s := range settings {
+		canonical := "REQGATE_" + strings.ToUpper(strings.ReplaceAll(s.path, ".", "_"))
+		env := []string{canonical}
+		if s.flag != "" {
+			if fe := envName(s.flag); fe != canonical {
+				env = append(env, fe)
+			}
+		}
+		for _, e := range s.env {
+			if !contains(env, e) {
+				env = append(env, e)
+			}
+		}
+		s.env = env
+		settingByPath[s.path] = s
+		for _, e := range env {
+			settingByEnv[e] = s
+		}
+		if i := strings.IndexByte(s.path, '.'); i > 0 {
+			sections[s.path[:i]] = true
+		}
+	}
+}
+
+// envName is the environment variable of a flag: REQGATE_ and the name in upper case, dashes as underscores.
+func envName(flag string) string {
+	return "REQGATE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// kindName names what a setting expects, for messages and --help.
+func (s *setting) kindName() string {
+	switch s.field(&Config{}).(type) {
+	case *time.Duration:
+		return "duration"
+	case *int:
+		return "integer"
+	case *int64:
+		return "size"
+	case *bool:
+		return "boolean"
+	case *[]string:
+		return "list"
+	default:
+		return "string"
+	}
+}
+
+// set parses raw (from a flag, the environment or a file scalar) into the field. A list takes a comma-separated
+// value.
+func (s *setting) set(c *Config, raw string) error {
+	switch p := s.field(c).(type) {
+	case *string:
+		*p = strings.TrimSpace(raw)
+	case *[]string:
+		*p = splitList(raw)
+	case *time.Duration:
+		d, err := parseDuration(raw)
+		if err != nil {
+			return err
+		}
+		*p = d
+	case *int:
+		n, err := parseInt(raw)
+		if err != nil {
+			return err
+		}
+		*p = n
+	case *int64:
+		n, err := parseSize(raw)
+		if err != nil {
+			return err
+		}
+		*p = n
+	case *bool:
+		b, err := parseBool(raw)
+		if err != nil {
+			return err
+		}
+		*p = b
+	default:
+		return fmt.Errorf("internal: unsupported field type %T", p)
+	}
+	return nil
+}
+
+// format writes the field's value as the file would hold it (lists as comma-separated).
+func (s *setting) format(c *Config) string {
+	switch p := s.field(c).(type) {
+	case *string:
+		return *p
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *time.Duration:
+		return formatDuration(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return formatSize(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
+	}
+	return ""
+}

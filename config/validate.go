@@ -1,0 +1,356 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds that keep a policy's arithmetic far from overflow.
+const (
+	maxLimit    = 1_000_000_000
+	maxPeriod   = 366 * 24 * time.Hour
+	maxMaxDelay = time.Hour
+	maxBodyCap  = 1 << 30
+)
+
+// checker collects the refusals of Validate, each with the source of its key.
+type checker struct {
+	c    *Config
+	errs []error
+}
+
+func (k *checker) fail(path, format string, args ...any) {
+	if k.c.bad[path] {
+		return // already refused while reading, with a better message
+	}
+	k.errs = append(k.errs, &Error{Source: k.c.sourceOf(path), Path: path, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks every setting and returns all refusals joined (each an *Error naming the key path, the reason
+// and where the value came from), or nil.
+func (c *Config) Validate() error {
+	k := &checker{c: c}
+	switch c.Role {
+	case RoleServe, RoleCore, RoleGateway:
+	default:
+		k.errs = append(k.errs, &Error{Path: "role", Reason: fmt.Sprintf("unknown role %q: want serve, core or gateway", c.Role)})
+	}
+	k.listen("listen", c.Listen)
+	if c.AdminListen != Off {
+		k.listen("admin_listen", c.AdminListen)
+		if c.AdminListen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
+			k.fail("admin_listen", "same address as listen (%s); use another port or \"off\"", c.Listen)
+		}
+	}
+	k.db(c.DB)
+	for i, a := range c.Accounts {
+		if strings.ContainsRune(a, 0) {
+			k.fail("accounts", "entry %d: bad file name", i)
+		}
+	}
+
+	k.nonNegative("server.read_timeout", c.Server.ReadTimeout)
+	k.nonNegative("server.write_timeout", c.Server.WriteTimeout)
+	k.nonNegative("server.idle_timeout", c.Server.IdleTimeout)
+	k.nonNegative("server.shutdown_timeout", c.Server.ShutdownTimeout)
+	if c.Server.MaxBodyBytes < 1 || c.Server.MaxBodyBytes > maxBodyCap {
+		k.fail("server.max_body_bytes", "must be between 1 and 1GiB")
+	}
+	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	k.oneOf("log.format", c.Log.Format, "text", "json")
+
+	k.upstream(c.Upstream.URL)
+	k.positive("upstream.timeout", c.Upstream.Timeout)
+	if c.Upstream.MaxIdleConns < 1 || c.Upstream.MaxIdleConns > 1_000_000 {
+		k.fail("upstream.max_idle_conns", "must be between 1 and 1000000")
+	}
+	k.redis(c.Redis.URL)
+	k.positive("redis.timeout", c.Redis.Timeout)
+
+	if c.Cache.Enabled {
+		if c.Cache.MaxBytes < 1 {
+			k.fail("cache.max_bytes", "must be > 0 while the cache is enabled")
+		}
+		k.positive("cache.ttl", c.Cache.TTL)
+	} else {
+		k.nonNegativeSize("cache.max_bytes", c.Cache.MaxBytes)
+		k.nonNegative("cache.ttl", c.Cache.TTL)
+	}
+	k.nonNegative("cache.stale_if_error", c.Cache.StaleIfError)
+	k.oneOf("cache.scope", c.Cache.Scope, "account", "user")
+	k.nonNegative("auth.ttl", c.Auth.TTL)
+
+	if s := c.RateLimit.RejectStatus; s != 429 && s != 503 {
+		k.fail("ratelimit.reject_status", "must be 429 or 503, not %d", s)
+	}
+	k.oneOf("ratelimit.on_redis_error", c.RateLimit.OnRedisError, "local", "allow", "deny")
+	k.positive("ratelimit.redis_timeout", c.RateLimit.RedisTimeout)
+	if c.RateLimit.MaxHeld < 0 {
+		k.fail("ratelimit.max_held", "must not be negative")
+	}
+	k.policies(c.RateLimit.Policies)
+	k.overrides(c.RateLimit.Overrides, c.RateLimit.Policies)
+	k.origins(c.CORS.AllowedOrigins)
+	return errors.Join(k.errs...)
+}
+
+func (k *checker) nonNegative(path string, d time.Duration) {
+	if d < 0 {
+		k.fail(path, "must not be negative")
+	}
+}
+
+func (k *checker) nonNegativeSize(path string, n int64) {
+	if n < 0 {
+		k.fail(path, "must not be negative")
+	}
+}
+
+func (k *checker) positive(path string, d time.Duration) {
+	if d <= 0 {
+		k.fail(path, "must be > 0")
+	}
+}
+
+func (k *checker) oneOf(path, v string, allowed ...string) {
+	if !contains(allowed, v) {
+		k.fail(path, "must be one of %s, not %q", strings.Join(allowed, ", "), v)
+	}
+}
+
+// listen checks a host:port listen address; the host may be empty (every interface), an IP or a name.
+func (k *checker) listen(path, addr string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		k.fail(path, "bad listen address %q: want host:port, e.g. 127.0.0.1:8080 or :8080", addr)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		k.fail(path, "bad listen address %q: port must be a number from 0 to 65535", addr)
+		return
+	}
+	if host != "" && net.ParseIP(host) == nil && !validHostname(host) {
+		k.fail(path, "bad listen address %q: bad host %q", addr, host)
+	}
+}
+
+func validHostname(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// db checks the store: a postgres:// URL, or else a SQLite file path.
+func (k *checker) db(dsn string) {
+	switch {
+	case dsn == "":
+		k.fail("db", "required: a SQLite file path or a postgres:// URL")
+	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := url.Parse(dsn); err != nil {
+			k.fail("db", "bad postgres URL: %v", urlReason(err))
+		}
+	case strings.Contains(dsn, "://"):
+		k.fail("db", "unsupported store %q: want a SQLite file path or a postgres:// URL", mask(dsn))
+	case strings.ContainsRune(dsn, 0):
+		k.fail("db", "bad file path")
+	}
+}
+
+// urlReason is url.Error's reason without the URL (which may hold a password).
+func urlReason(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// upstream checks a comma-separated list of http(s) base URLs.
+func (k *checker) upstream(list string) {
+	urls := splitList(list)
+	if len(urls) == 0 {
+		k.fail("upstream.url", "required: the base URL of the core, e.g. http://127.0.0.1:8081")
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range urls {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil:
+			k.fail("upstream.url", "bad URL: %v", urlReason(err))
+		case u.Scheme != "http" && u.Scheme != "https":
+			k.fail("upstream.url", "bad URL %q: scheme must be http or https", mask(s))
+		case u.Host == "" || u.Hostname() == "":
+			k.fail("upstream.url", "bad URL %q: no host", mask(s))
+		case u.RawQuery != "" || u.Fragment != "":
+			k.fail("upstream.url", "bad URL %q: a base URL has no query or fragment", mask(s))
+		case badPort(u.Port()):
+			k.fail("upstream.url", "bad URL %q: bad port", mask(s))
+		case seen[s]:
+			k.fail("upstream.url", "%q listed twice", mask(s))
+		}
+		seen[s] = true
+	}
+}
+
+func badPort(p string) bool {
+	if p == "" {
+		return false
+	}
+	n, err := strconv.Atoi(p)
+	return err != nil || n < 1 || n > 65535
+}
+
+// redis checks a go-redis URL: redis://, rediss:// (TLS) or unix://; empty means no Redis.
+func (k *checker) redis(s string) {
+	if s == "" {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		k.fail("redis.url", "bad URL: %v", urlReason(err))
+		return
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		if u.Hostname() == "" {
+			k.fail("redis.url", "bad URL %q: no host", mask(s))
+			return
+		}
+		if badPort(u.Port()) {
+			k.fail("redis.url", "bad URL %q: bad port", mask(s))
+			return
+		}
+		if db := strings.Trim(u.Path, "/"); db != "" {
+			if n, err := strconv.Atoi(db); err != nil || n < 0 {
+				k.fail("redis.url", "bad URL %q: the path must be a database number such as /0", mask(s))
+			}
+		}
+	case "unix":
+		if u.Path == "" {
+			k.fail("redis.url", "bad URL %q: no socket path", mask(s))
+		}
+	default:
+		k.fail("redis.url", "bad URL %q: scheme must be redis, rediss or unix", mask(s))
+	}
+}
+
+// policies refuses a policy that can never admit a request, and duplicate names.
+func (k *checker) policies(ps []Policy) {
+	names := map[string]bool{}
+	for i, p := range ps {
+		at := fmt.Sprintf("%s[%d]", pathPolicies, i)
+		switch {
+		case p.Name == "":
+			k.fail(at+".name", "required")
+		case !validToken(p.Name):
+			k.fail(at+".name", "%q: use letters, digits, '-', '_' or '.' (it is sent in the RateLimit-Policy header)", p.Name)
+		case names[p.Name]:
+			k.fail(at+".name", "duplicate policy name %q", p.Name)
+		}
+		names[p.Name] = true
+		if p.Key == "" {
+			k.fail(at+".key", "required: api_key, user or ip")
+		} else {
+			k.oneOf(at+".key", p.Key, "api_key", "user", "ip")
+		}
+		k.rate(at, p.Limit, p.Period, p.Burst)
+		if p.MaxDelay < 0 || p.MaxDelay > maxMaxDelay {
+			k.fail(at+".max_delay", "must be between 0s and 1h")
+		}
+	}
+}
+
+// rate checks limit, period and burst of a policy or an override.
+func (k *checker) rate(at string, limit int, period time.Duration, burst int) {
+	if limit < 1 || limit > maxLimit {
+		k.fail(at+".limit", "must be >= 1 (and at most %d)", maxLimit)
+	}
+	if period <= 0 || period > maxPeriod {
+		k.fail(at+".period", "must be > 0 (and at most 8784h)")
+	}
+	if burst < 1 || burst > maxLimit {
+		k.fail(at+".burst", "must be >= 1 (and at most %d)", maxLimit)
+	}
+}
+
+func (k *checker) overrides(os []Override, ps []Policy) {
+	policies := map[string]bool{}
+	for _, p := range ps {
+		policies[p.Name] = true
+	}
+	seen := map[[2]string]bool{}
+	for i, o := range os {
+		at := fmt.Sprintf("%s[%d]", pathOverrides, i)
+		switch {
+		case o.APIKey == "":
+			k.fail(at+".api_key", "required")
+		case !validAPIKey(o.APIKey):
+			k.fail(at+".api_key", "%q: an api_key has only letters, digits, '-' and '_'", o.APIKey)
+		}
+		switch {
+		case o.Policy == "":
+			k.fail(at+".policy", "required: the name of a policy")
+		case !policies[o.Policy]:
+			k.fail(at+".policy", "unknown policy %q", o.Policy)
+		case seen[[2]string{o.APIKey, o.Policy}]:
+			k.fail(at, "duplicate override of policy %q for api_key %q", o.Policy, o.APIKey)
+		}
+		seen[[2]string{o.APIKey, o.Policy}] = true
+		k.rate(at, o.Limit, o.Period, o.Burst)
+	}
+}
+
+// origins checks cors.allowed_origins: "*" or scheme://host[:port], as browsers send in Origin.
+func (k *checker) origins(list []string) {
+	for _, o := range list {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil || badPort(u.Port()) {
+			k.fail("cors.allowed_origins", "bad origin %q: want scheme://host[:port] (no path) or *", o)
+		}
+	}
+}
+
+func validToken(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func validAPIKey(s string) bool {
+	if len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
