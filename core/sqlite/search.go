@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+const summaryCols = "r.kind, r.id, r.version, r.created_time, r.last_updated_time, r.created_by, r.last_updated_by"
+
+func scanSummary(sc interface{ Scan(...any) error }, extra ...any) (core.Summary, error) {
+	var m core.Summary
+	dest := append(extra, &m.Kind, &m.ID, &m.Version, &m.CreatedTime, &m.LastUpdatedTime, &m.CreatedBy,
+		&m.LastUpdatedBy, &m.Title)
+	err := sc.Scan(dest...)
+	return m, err
+}
+
+// Search returns summaries of the records of a kind matching every condition, ordered by id. Without a
+// deleted_time condition only live records match; with one, only deleted ones. Each condition is answered by
+// an index: the time and user columns have their own, field conditions go through the terms table.
+func (s *Store) Search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {
+	defer mSearch.UpdateDuration(time.Now())
+	out, err := s.search(ctx, accountID, kind, conds)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+func (s *Store) search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {
+	ok, err := kindExists(ctx, s.r, accountID, kind)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, core.ErrNotFound
+	}
+	types := map[int64]core.FieldType{}
+	var titlePath any // JSON path of the title value in vals; NULL (no title) when the kind has no title field
+	rows, err := s.r.QueryContext(ctx, `SELECT id, type, special_purpose FROM fields WHERE account_id = ? AND kind = ?
+		ORDER BY sort, id`, accountID, kind)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var t core.FieldType
+		var sp string
+		if err := rows.Scan(&id, &t, &sp); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		types[id] = t
+		if sp == "title" && titlePath == nil {
+			titlePath = `$."` + strconv.FormatInt(id, 10) + `"`
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	var where strings.Builder
+	args := []any{titlePath, accountID, kind}
+	deleted := false
+	for _, c := range conds {
+		switch c.Attr {
+		case "created_time", "last_updated_time", "deleted_time":
+			if c.Op != '<' && c.Op != '>' {
+				return nil, core.Invalid(c.String(), "time conditions take < or >")
+			}
+			fmt.Fprintf(&where, " AND r.%s %c ?", c.Attr, c.Op)
+			args = append(args, c.Int)
+			deleted = deleted || c.Attr == "deleted_time"
+		case "created_by", "last_updated_by":
+			where.WriteString(" AND r." + c.Attr + " = ?")
+			args = append(args, c.Int)
+		default:
+			t, ok := types[c.FieldID]
+			if !ok || !searchable(t) || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
+				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
+			}
+			where.WriteString(` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = r.account_id
+				AND t.kind = r.kind AND t.field_id = ? AND t.term = ?)`)
+			args = append(args, c.FieldID, searchTerm(t, c))
+		}
+	}
+	if deleted {
+		where.WriteString(" AND r.deleted_time > 0")
+	} else {
+		where.WriteString(" AND r.deleted_time = 0")
+	}
+	q := "SELECT " + summaryCols + ", COALESCE(json_extract(r.vals, ?), '') FROM records r" +
+		" WHERE r.account_id = ? AND r.kind = ?" + where.String() + " ORDER BY r.id"
+	return querySummaries(ctx, s.r, q, args...)
+}
+
+func querySummaries(ctx context.Context, db *sql.DB, q string, args ...any) ([]core.Summary, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []core.Summary{}
+	for rows.Next() {
+		m, err := scanSummary(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// titleOf is the SQL expression of the title of record r: the value of its kind's title field.
+const titleOf = `COALESCE(json_extract(r.vals, '$."' || (SELECT f.id FROM fields f WHERE f.account_id = r.account_id
+	AND f.kind = r.kind AND f.special_purpose = 'title' ORDER BY f.sort, f.id LIMIT 1) || '"'), '')`
+
+// Related returns the live records related to a live record, with the direction seen from it, ordered by kind
+// (re, ft, uc, then custom kinds by api_prefix) and id.
+func (s *Store) Related(ctx context.Context, accountID int64, kind string, id int64) ([]core.Relation, error) {
+	defer mRelated.UpdateDuration(time.Now())
+	var deleted int64
+	err := s.r.QueryRowContext(ctx, "SELECT deleted_time FROM records WHERE account_id = ? AND kind = ? AND id = ?",
+		accountID, kind, id).Scan(&deleted)
+	if err == nil && deleted != 0 {
+		err = core.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("related of %s %d: %w", kind, id, notFound(err))
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT x.type, `+summaryCols+`, `+titleOf+` FROM (
+		SELECT CASE type WHEN 'parent' THEN ? ELSE ? END AS type, to_kind AS kind, to_id AS id
+			FROM relationships WHERE account_id = ? AND from_kind = ? AND from_id = ?
+		UNION ALL
+		SELECT CASE type WHEN 'parent' THEN ? ELSE ? END, from_kind, from_id
+			FROM relationships WHERE account_id = ? AND to_kind = ? AND to_id = ?
+		) x JOIN records r ON r.account_id = ? AND r.kind = x.kind AND r.id = x.id
+		WHERE r.deleted_time = 0
+		ORDER BY `+fmt.Sprintf(kindOrder, "r.kind")+`, r.id, x.type`,
+		core.RelParentOf, core.RelRelatedTo, accountID, kind, id,
+		core.RelChildOf, core.RelRelatedTo, accountID, kind, id,
+		accountID)
+	if err != nil {
+		return nil, fmt.Errorf("related of %s %d: %w", kind, id, err)
+	}
+	defer rows.Close()
+	out := []core.Relation{}
+	for rows.Next() {
+		var rel core.Relation
+		if rel.Summary, err = scanSummary(rows, &rel.Type); err != nil {
+			return nil, fmt.Errorf("related of %s %d: %w", kind, id, err)
+		}
+		out = append(out, rel)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("related of %s %d: %w", kind, id, err)
+	}
+	return out, nil
+}

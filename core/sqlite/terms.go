@@ -1,0 +1,157 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// The terms table makes field conditions index lookups. It holds, per record and searchable field, the terms a
+// condition field_<n>=<value> matches: each selected option of a picklist (user picklists included), and the
+// lower-cased value of a Textbox when it is alphanumeric (search values are alphanumeric only, so nothing
+// else can match). Textbox search is therefore exact but case-insensitive.
+
+// terms returns the index terms of one stored value of a field of type t.
+func terms(t core.FieldType, value string) []string {
+	if value == "" {
+		return nil
+	}
+	switch t {
+	case core.TypePickOne:
+		return []string{value}
+	case core.TypePickMultiple:
+		ids := core.SplitIDs(value)
+		out := make([]string, len(ids))
+		for i, n := range ids {
+			out[i] = strconv.FormatInt(n, 10)
+		}
+		return out
+	case core.TypeTextbox:
+		if !alnum(value) {
+			return nil
+		}
+		return []string{strings.ToLower(value)}
+	}
+	return nil
+}
+
+// searchTerm is the term a field condition looks up.
+func searchTerm(t core.FieldType, c core.Condition) string {
+	if t == core.TypeTextbox {
+		return strings.ToLower(c.Value)
+	}
+	return strconv.FormatInt(c.Int, 10)
+}
+
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func searchable(t core.FieldType) bool {
+	return t == core.TypePickOne || t == core.TypePickMultiple || t == core.TypeTextbox
+}
+
+// searchableFields returns the types of the searchable fields of a kind, by field id.
+func searchableFields(ctx context.Context, q rowQuerier, accountID int64, kind string) (map[int64]core.FieldType, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, type FROM fields WHERE account_id = ? AND kind = ?
+		AND type IN (?, ?, ?)`, accountID, kind, core.TypePickOne, core.TypePickMultiple, core.TypeTextbox)
+	if err != nil {
+		return nil, fmt.Errorf("searchable fields: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]core.FieldType{}
+	for rows.Next() {
+		var id int64
+		var t core.FieldType
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, fmt.Errorf("searchable fields: %w", err)
+		}
+		out[id] = t
+	}
+	return out, rows.Err()
+}
+
+// reindex rewrites the terms of the searchable fields whose value differs between old and new (old nil: a new
+// record).
+func reindex(ctx context.Context, tx *sql.Tx, accountID int64, kind string, id int64, old, new map[int64]string) error {
+	types, err := searchableFields(ctx, tx, accountID, kind)
+	if err != nil {
+		return err
+	}
+	for fid, t := range types {
+		if old[fid] == new[fid] {
+			continue
+		}
+		if old != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM terms WHERE account_id = ? AND kind = ? AND record_id = ?
+				AND field_id = ?`, accountID, kind, id, fid); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+		}
+		for _, term := range terms(t, new[fid]) {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO terms (account_id, kind, field_id, term, record_id)
+				VALUES (?, ?, ?, ?, ?)`, accountID, kind, fid, term, id); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// reindexKind rebuilds the terms of every record of a kind (after its field definitions changed type).
+func reindexKind(ctx context.Context, tx *sql.Tx, accountID int64, kind string) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM terms WHERE account_id = ? AND kind = ?", accountID, kind); err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	types, err := searchableFields(ctx, tx, accountID, kind)
+	if err != nil || len(types) == 0 {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, vals FROM records WHERE account_id = ? AND kind = ?", accountID, kind)
+	if err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	type row struct {
+		id   int64
+		vals map[int64]string
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		var s string
+		if err := rows.Scan(&r.id, &s); err != nil {
+			rows.Close()
+			return fmt.Errorf("reindex %s: %w", kind, err)
+		}
+		if r.vals, err = decodeValues(s); err != nil {
+			rows.Close()
+			return fmt.Errorf("reindex %s: %w", kind, err)
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	for _, r := range all {
+		for fid, t := range types {
+			for _, term := range terms(t, r.vals[fid]) {
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO terms (account_id, kind, field_id, term, record_id)
+					VALUES (?, ?, ?, ?, ?)`, accountID, kind, fid, term, r.id); err != nil {
+					return fmt.Errorf("reindex %s: %w", kind, err)
+				}
+			}
+		}
+	}
+	return nil
+}
