@@ -53,8 +53,8 @@ type applier struct {
 	tx      *sql.Tx
 	account int64
 	apiKey  string
-	users   map[string]int64 // username -> id
-	reindex map[string]bool  // kinds whose searchable fields changed type
+	users   map[string]int64          // username -> id
+	reindex map[string]bool           // kinds whose searchable fields changed type
 	fields  map[string]map[int64]bool // kind -> its field ids, loaded once for the seed records
 }
 
