@@ -37,7 +37,7 @@ func TestRenderObjects(t *testing.T) {
 	if got := string(renderObjects(objs)); got != want {
 		t.Errorf("renderObjects:\ngot:\n%s\nwant:\n%s", got, want)
 	}
-	if got, want := string(renderObjects(nil)), xmlHeader + "<objects>\n</objects>\n"; got != want {
+	if got, want := string(renderObjects(nil)), xmlHeader+"<objects>\n</objects>\n"; got != want {
 		t.Errorf("renderObjects(nil) = %q, want %q", got, want)
 	}
 }

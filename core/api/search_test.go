@@ -37,7 +37,7 @@ func TestRenderSummaries(t *testing.T) {
 	if got := string(renderSummaries("search_results", sums)); got != want {
 		t.Errorf("renderSummaries:\ngot:\n%s\nwant:\n%s", got, want)
 	}
-	if got, want := string(renderSummaries("view", nil)), xmlHeader + "<view>\n</view>\n"; got != want {
+	if got, want := string(renderSummaries("view", nil)), xmlHeader+"<view>\n</view>\n"; got != want {
 		t.Errorf("renderSummaries(view, nil) = %q, want %q", got, want)
 	}
 }
