@@ -1,0 +1,93 @@
+package accounts
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// Parse reads one account file; name is what errors call it (usually its path). The result is checked whole
+// and its passwords are hashed: Store.Apply can write it as is. A refusal is an *Error ("name:line: reason").
+func Parse(name string, data []byte) (*core.Provision, error) {
+	return parseAll([]source{{name, data}})
+}
+
+// LoadFiles reads and parses several account files as one: accounts that share an api_key across files (or
+// within one) are merged, and every rule then applies to the merged account (see the package comment).
+func LoadFiles(paths ...string) (*core.Provision, error) {
+	srcs := make([]source, 0, len(paths))
+	for _, p := range paths {
+		data, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, source{p, data})
+	}
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("load account files: no file given")
+	}
+	return parseAll(srcs)
+}
+
+type source struct {
+	name string
+	data []byte
+}
+
+// readFile reads at most MaxFileBytes (+1, to notice a larger file).
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read account file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read account file %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// parseAll decodes every source, merges accounts by api_key, checks them and hashes the passwords (last,
+// because it is the slow part and a refused file should be refused quickly).
+func parseAll(srcs []source) (*core.Provision, error) {
+	accts, err := check(srcs)
+	if err != nil {
+		return nil, err
+	}
+	if err := hashPasswords(accts); err != nil {
+		return nil, err
+	}
+	p := &core.Provision{Accounts: make([]core.AccountSpec, len(accts))}
+	for i, a := range accts {
+		p.Accounts[i] = a.spec
+	}
+	return p, nil
+}
+
+// check is parseAll without hashing.
+func check(srcs []source) ([]*account, error) {
+	var raws []*rawAccount
+	for _, s := range srcs {
+		as, err := decodeFile(s.name, s.data)
+		if err != nil {
+			return nil, err
+		}
+		raws = append(raws, as...)
+	}
+	merged, err := merge(raws)
+	if err != nil {
+		return nil, err
+	}
+	accts := make([]*account, 0, len(merged))
+	for _, raw := range merged {
+		a, err := build(raw)
+		if err != nil {
+			return nil, err
+		}
+		accts = append(accts, a)
+	}
+	return accts, nil
+}

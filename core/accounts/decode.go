@@ -1,0 +1,459 @@
+package accounts
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/reqgate/reqgate/core"
+	"gopkg.in/yaml.v3"
+)
+
+// This file turns one file's YAML into raw items that still carry their positions. Checks that need only
+// the item itself happen here; checks across items (uniqueness, references) happen in build.go, after the
+// accounts of every file are merged.
+
+type rawAccount struct {
+	w       where
+	apiKey  string
+	name    string
+	users   []rawUser
+	kinds   map[string]*rawKind // built-in kind -> the fields the file gives for it
+	objects []rawObject
+	views   []rawView
+	records []rawRecord
+	rels    []rawRel
+}
+
+type rawKind struct {
+	at     pos
+	fields []rawField
+}
+
+type rawUser struct {
+	w        where
+	user     core.User
+	password string
+}
+
+type rawObject struct {
+	w      where
+	obj    core.Object
+	fields []rawField
+}
+
+type rawView struct {
+	w         where
+	view      core.View
+	createdBy string
+}
+
+type rawRecord struct {
+	w           where
+	kind        string
+	id          int64
+	createdBy   string
+	createdTime int64
+	values      []rawValue
+}
+
+// rawValue is one field_<n> of a seed record as written: a single value or a list (multiple picklists).
+type rawValue struct {
+	name   string
+	at     pos
+	parts  []string
+	isList bool
+}
+
+type rawRel struct {
+	w        where
+	from, to ref
+	typ      string
+}
+
+// ref names a record in a relationship: an id prefix (RE, FT, UC or a custom object's) and an id.
+type ref struct {
+	prefix string
+	id     int64
+}
+
+func (r ref) String() string { return r.prefix + "-" + strconv.FormatInt(r.id, 10) }
+
+var (
+	accountKeys = []string{"api_key", "name", "users", "fields", "custom_objects", "views", "records", "relationships"}
+	userKeys    = []string{"id", "username", "password", "email", "firstname", "lastname", "status", "deleted"}
+	objectKeys  = []string{"api_prefix", "name_singular", "name_plural", "id_prefix", "description", "fields"}
+	viewKeys    = []string{"id", "kind", "name", "description", "created_by", "conditions"}
+	recordKeys  = []string{"kind", "id", "created_by", "created_time", "fields"}
+	relKeys     = []string{"from", "to", "type"}
+
+	apiKeyPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+	apiPrefixPattern = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
+	idPrefixPattern  = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,9}$`)
+	fieldNamePattern = regexp.MustCompile(`^field_([0-9]{1,9})$`)
+	refPattern       = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]{0,9})-([0-9]{1,18})$`)
+)
+
+// Bounds of the integers of a file.
+const (
+	maxID   = 999_999_999
+	maxSort = 1_000_000
+	maxTime = 253_402_300_799 // 9999-12-31T23:59:59Z
+)
+
+// decodeFile reads the accounts of one file.
+func decodeFile(name string, data []byte) ([]*rawAccount, error) {
+	r := &reader{file: name}
+	doc, err := r.document(data)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return nil, pos{name, 1}.errorf("the file is empty; it needs a top-level accounts: list")
+	}
+	top, err := r.object(doc, "the file", []string{"accounts"})
+	if err != nil {
+		return nil, err
+	}
+	items, err := top.list("accounts")
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, top.pos("accounts").errorf("accounts: the file provisions no account")
+	}
+	accts := make([]*rawAccount, 0, len(items))
+	for _, it := range items {
+		a, err := r.account(it)
+		if err != nil {
+			return nil, err
+		}
+		accts = append(accts, a)
+	}
+	return accts, nil
+}
+
+func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
+	o, err := r.object(n, "account", accountKeys)
+	if err != nil {
+		return nil, err
+	}
+	a := &rawAccount{w: o.where(), kinds: map[string]*rawKind{}}
+	if a.apiKey, err = o.required("api_key", 128); err != nil {
+		return nil, err
+	}
+	if !apiKeyPattern.MatchString(a.apiKey) {
+		return nil, o.pos("api_key").errorf("api_key %q may hold only letters, digits, '-' and '_'", clip(a.apiKey))
+	}
+	if a.name, err = o.text("name", 255, false); err != nil {
+		return nil, err
+	}
+	users, err := o.list("users")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range users {
+		u, err := r.user(it)
+		if err != nil {
+			return nil, err
+		}
+		a.users = append(a.users, u)
+	}
+	if o.has("fields") {
+		kinds, err := r.object(o.val["fields"], "fields", core.BuiltinKinds)
+		if err != nil {
+			return nil, err
+		}
+		for _, kind := range kinds.keys {
+			items, err := kinds.list(kind)
+			if err != nil {
+				return nil, err
+			}
+			if len(items) == 0 {
+				return nil, kinds.pos(kind).errorf("fields: %s has no fields; leave the kind out to get the standard template", kind)
+			}
+			fs, err := r.fields(items, kind)
+			if err != nil {
+				return nil, err
+			}
+			a.kinds[kind] = &rawKind{at: kinds.pos(kind), fields: fs}
+		}
+	}
+	objs, err := o.list("custom_objects")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range objs {
+		co, err := r.customObject(it)
+		if err != nil {
+			return nil, err
+		}
+		a.objects = append(a.objects, co)
+	}
+	views, err := o.list("views")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range views {
+		v, err := r.view(it)
+		if err != nil {
+			return nil, err
+		}
+		a.views = append(a.views, v)
+	}
+	recs, err := o.list("records")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range recs {
+		rec, err := r.record(it)
+		if err != nil {
+			return nil, err
+		}
+		a.records = append(a.records, rec)
+	}
+	rels, err := o.list("relationships")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range rels {
+		rel, err := r.relationship(it)
+		if err != nil {
+			return nil, err
+		}
+		a.rels = append(a.rels, rel)
+	}
+	return a, nil
+}
+
+func (r *reader) user(n *yaml.Node) (rawUser, error) {
+	o, err := r.object(n, "user", userKeys)
+	if err != nil {
+		return rawUser{}, err
+	}
+	u := rawUser{w: o.where()}
+	if u.user.ID, _, err = o.int("id", 1, maxID); err != nil {
+		return u, err
+	}
+	if u.user.Username, err = o.required("username", 255); err != nil {
+		return u, err
+	}
+	if strings.ContainsAny(u.user.Username, ": \t") || strings.TrimSpace(u.user.Username) != u.user.Username {
+		return u, o.pos("username").errorf("username %q may not hold spaces or ':' (it is the Basic-auth user name)", clip(u.user.Username))
+	}
+	if u.password, err = o.text("password", 1024, false); err != nil {
+		return u, err
+	}
+	if u.password == "" {
+		return u, o.pos("password").errorf("user %q: password is required (a user without one could never sign in)", clip(u.user.Username))
+	}
+	if len(u.password) > 72 {
+		return u, o.pos("password").errorf("password is longer than 72 bytes (bcrypt reads no more)")
+	}
+	if u.user.Email, err = o.text("email", 254, false); err != nil {
+		return u, err
+	}
+	if e := u.user.Email; e != "" && (!strings.Contains(e, "@") || strings.ContainsAny(e, " /?#") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
+		return u, o.pos("email").errorf("email %q is not an email address", clip(e))
+	}
+	if u.user.FirstName, err = o.text("firstname", 255, false); err != nil {
+		return u, err
+	}
+	if u.user.LastName, err = o.text("lastname", 255, false); err != nil {
+		return u, err
+	}
+	if u.user.Status, err = o.text("status", 64, false); err != nil {
+		return u, err
+	}
+	if u.user.Status == "" {
+		u.user.Status = "Active"
+	}
+	if u.user.Deleted, err = o.bool("deleted"); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+func (r *reader) customObject(n *yaml.Node) (rawObject, error) {
+	o, err := r.object(n, "custom object", objectKeys)
+	if err != nil {
+		return rawObject{}, err
+	}
+	co := rawObject{w: o.where(), obj: core.Object{Custom: true}}
+	if co.obj.APIPrefix, err = o.required("api_prefix", 64); err != nil {
+		return co, err
+	}
+	p := co.obj.APIPrefix
+	if !apiPrefixPattern.MatchString(p) {
+		return co, o.pos("api_prefix").errorf("api_prefix %q may hold only lower-case letters and digits (at most 32)", clip(p))
+	}
+	switch p {
+	case core.KindRequirement, core.KindFeature, core.KindUseCase, "user", "object":
+		return co, o.pos("api_prefix").errorf("api_prefix %q is taken by the interface itself (re, ft, uc, user, object)", p)
+	}
+	if co.obj.NameSingular, err = o.required("name_singular", 255); err != nil {
+		return co, err
+	}
+	if co.obj.NamePlural, err = o.text("name_plural", 255, false); err != nil {
+		return co, err
+	}
+	if co.obj.NamePlural == "" {
+		co.obj.NamePlural = co.obj.NameSingular + "s"
+	}
+	if co.obj.IDPrefix, err = o.required("id_prefix", 16); err != nil {
+		return co, err
+	}
+	switch ip := co.obj.IDPrefix; {
+	case !idPrefixPattern.MatchString(ip):
+		return co, o.pos("id_prefix").errorf("id_prefix %q must be upper-case letters and digits, starting with a letter (at most 10)", clip(ip))
+	case ip == "RE" || ip == "FT" || ip == "UC" || ip == "CO":
+		return co, o.pos("id_prefix").errorf("id_prefix %q is taken (RE, FT, UC and CO are the interface's own)", ip)
+	}
+	if co.obj.Description, err = o.text("description", maxText, true); err != nil {
+		return co, err
+	}
+	items, err := o.list("fields")
+	if err != nil {
+		return co, err
+	}
+	if co.fields, err = r.fields(items, p); err != nil {
+		return co, err
+	}
+	return co, nil
+}
+
+func (r *reader) view(n *yaml.Node) (rawView, error) {
+	o, err := r.object(n, "view", viewKeys)
+	if err != nil {
+		return rawView{}, err
+	}
+	v := rawView{w: o.where()}
+	id, ok, err := o.int("id", 1, maxID)
+	if err != nil {
+		return v, err
+	}
+	if !ok {
+		return v, o.pos("id").errorf("view: id is required (views are matched by id when a file is applied again)")
+	}
+	v.view.ID = id
+	if v.view.Kind, err = o.required("kind", 64); err != nil {
+		return v, err
+	}
+	if v.view.Name, err = o.required("name", 255); err != nil {
+		return v, err
+	}
+	if v.view.Description, err = o.text("description", maxText, true); err != nil {
+		return v, err
+	}
+	if v.createdBy, err = o.required("created_by", 255); err != nil {
+		return v, err
+	}
+	if v.view.Conditions, err = o.text("conditions", maxText, false); err != nil {
+		return v, err
+	}
+	v.view.Conditions = strings.TrimSpace(v.view.Conditions)
+	return v, nil
+}
+
+func (r *reader) record(n *yaml.Node) (rawRecord, error) {
+	o, err := r.object(n, "record", recordKeys)
+	if err != nil {
+		return rawRecord{}, err
+	}
+	rec := rawRecord{w: o.where()}
+	if rec.kind, err = o.required("kind", 64); err != nil {
+		return rec, err
+	}
+	id, ok, err := o.int("id", 1, maxID)
+	if err != nil {
+		return rec, err
+	}
+	if !ok {
+		// Without an id a second apply could not tell the record from a new one; refusing keeps applying
+		// idempotent.
+		return rec, o.pos("id").errorf("record: id is required (seed records are matched by kind and id, so applying twice changes nothing)")
+	}
+	rec.id = id
+	if rec.createdBy, err = o.required("created_by", 255); err != nil {
+		return rec, err
+	}
+	if rec.createdTime, _, err = o.int("created_time", 1, maxTime); err != nil {
+		return rec, err
+	}
+	if !o.has("fields") {
+		return rec, o.pos("fields").errorf("record %s %d: fields is required (at least its required fields)", rec.kind, rec.id)
+	}
+	vals, err := r.object(o.val["fields"], "fields of a record", nil)
+	if err != nil {
+		return rec, err
+	}
+	for _, name := range vals.keys {
+		at := vals.pos(name)
+		if !fieldNamePattern.MatchString(name) {
+			return rec, r.at(vals.key[name]).errorf("%q is not a field name (field_<n>, the id of a field of the kind)", clip(name))
+		}
+		v, err := r.resolve(vals.val[name])
+		if err != nil {
+			return rec, err
+		}
+		rv := rawValue{name: name, at: at}
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if v.Tag != "!!null" {
+				rv.parts = []string{v.Value}
+			}
+		case yaml.SequenceNode:
+			rv.isList = true
+			for _, it := range v.Content {
+				it, err := r.resolve(it)
+				if err != nil {
+					return rec, err
+				}
+				if it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
+					return rec, r.at(it).errorf("%s: list items must be single values", name)
+				}
+				rv.parts = append(rv.parts, it.Value)
+			}
+		default:
+			return rec, at.errorf("%s must be a value or a list of values, not %s", name, kindName(v))
+		}
+		rec.values = append(rec.values, rv)
+	}
+	return rec, nil
+}
+
+func (r *reader) relationship(n *yaml.Node) (rawRel, error) {
+	o, err := r.object(n, "relationship", relKeys)
+	if err != nil {
+		return rawRel{}, err
+	}
+	rel := rawRel{w: o.where()}
+	for _, side := range []struct {
+		key string
+		dst *ref
+	}{{"from", &rel.from}, {"to", &rel.to}} {
+		s, err := o.required(side.key, 64)
+		if err != nil {
+			return rel, err
+		}
+		m := refPattern.FindStringSubmatch(strings.TrimSpace(s))
+		if m == nil {
+			return rel, o.pos(side.key).errorf("%s %q does not name a record (an id prefix, a dash and an id, e.g. RE-1 or RSK-3)", side.key, clip(s))
+		}
+		id, err := strconv.ParseInt(m[2], 10, 64)
+		if err != nil || id < 1 || id > maxID {
+			return rel, o.pos(side.key).errorf("%s %q: the id is out of range", side.key, clip(s))
+		}
+		*side.dst = ref{prefix: strings.ToUpper(m[1]), id: id}
+	}
+	if rel.typ, err = o.required("type", 16); err != nil {
+		return rel, err
+	}
+	if rel.typ != "parent" && rel.typ != "related" {
+		return rel, o.pos("type").errorf("relationship type %q is not parent or related", clip(rel.typ))
+	}
+	if rel.from == rel.to {
+		return rel, o.pos("to").errorf("a record cannot be related to itself (%s)", rel.from)
+	}
+	return rel, nil
+}

@@ -1,0 +1,26 @@
+// Package accounts reads account files (operator contract, "The account file") into a checked
+// *core.Provision that core.Store.Apply writes in one transaction, and provides the demo account that an
+// empty store gets on `reqgate serve`.
+//
+// Every refusal is an *Error naming the file, the line and the reason; a refused file changes nothing, because
+// nothing is handed to the store until the whole input passed. Rules beyond the contract's own:
+//
+//   - Unknown keys, duplicate keys, merge keys (<<) and a second YAML document are refused; aliases are
+//     followed within a node budget. A file is at most MaxFileBytes.
+//   - Several files (LoadFiles), or several entries of one file, with the same api_key are merged into one
+//     account: their users, custom objects, views, records and relationships are concatenated and every
+//     uniqueness and reference rule then applies to the merged account. A name repeated must be the same, and
+//     the fields of a built-in kind come from one entry only.
+//   - Field ids are unique across the whole account. A built-in kind the file leaves out gets the standard
+//     template with ids 101-106 (re), 201-206 (ft) or 301-306 (uc); if an explicit field of the account uses
+//     an id of that block, the kind takes the first free block of 401-406, 501-506, and so on. A field given
+//     without id keeps ID 0: the store matches it by label within its kind, or gives it the next free id.
+//   - Views and seed records need an id (views are matched by id; records by kind and id), so applying a
+//     file twice changes nothing the second time. Records and views name their creator by username.
+//   - Seed values go through core.Canonical. A multiple picklist takes a YAML list or "1,3"; a user picklist
+//     takes user ids or usernames of users whose id the file gives; every required field must have a value.
+//   - Relationships name records as PREFIX-<id> (RE, FT, UC, or a custom object's id_prefix; never CO), and
+//     link one pair of records once. An end need not be seeded by the file; Store.Apply refuses a link to a
+//     record that does not exist.
+//   - Passwords are hashed with bcrypt at BcryptCost (at most 72 bytes, bcrypt's limit).
+package accounts
