@@ -1,0 +1,114 @@
+package route
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		raw     string
+		path    string
+		query   string
+		class   Class
+		version int
+		key     string
+	}{
+		{"record v2", "/api2/demo/re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"record v1", "/api/demo/ft/7", "/api/demo/ft/7", "", Record, 1, "demo"},
+		{"collection", "/api2/demo/re", "/api2/demo/re", "", Collection, 2, "demo"},
+		{"fields", "/api2/demo/uc/field", "/api2/demo/uc/field", "", Fields, 2, "demo"},
+		{"object", "/api2/demo/object", "/api2/demo/object", "", Object, 2, "demo"},
+		{"users", "/api2/demo/user", "/api2/demo/user", "", Users, 2, "demo"},
+		{"user by email", "/api2/demo/user/a%40b.test", "/api2/demo/user/a@b.test", "", User, 2, "demo"},
+		{"views", "/api2/demo/re/view", "/api2/demo/re/view", "", Views, 2, "demo"},
+		{"view", "/api2/demo/re/view/12", "/api2/demo/re/view/12", "", View, 2, "demo"},
+		{"view search", "/api2/demo/re/view/12/search?last_updated_time>1262493473",
+			"/api2/demo/re/view/12/search", "last_updated_time%3E1262493473", ViewSearch, 2, "demo"},
+		{"search encoded op", "/api2/demo/re/search?last_updated_time%3E1262493473",
+			"/api2/demo/re/search", "last_updated_time%3E1262493473", Search, 2, "demo"},
+		{"search sorted", "/api2/demo/re/search?field_103=1&created_by=5&&",
+			"/api2/demo/re/search", "created_by=5&field_103=1", Search, 2, "demo"},
+		{"related", "/api2/demo/re/1/related", "/api2/demo/re/1/related", "", Related, 2, "demo"},
+		{"history", "/api2/demo/re/1/fieldhistory/103", "/api2/demo/re/1/fieldhistory/103", "", History, 2, "demo"},
+		{"throttle", "/api2/demo/rate_throttle_status", "/api2/demo/rate_throttle_status", "", Throttle, 2, "demo"},
+		{"dot segments", "/api2/./demo//x/../re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"dotdot above root", "/../../api2/demo/re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"encoded dot segment", "/api2/demo/%2e%2e/demo/re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"trailing slash kept", "/api2/demo/re/1/", "/api2/demo/re/1/", "", Record, 2, "demo"},
+		{"absolute form", "http://gw.test:8080/api2/demo/re/1?x", "/api2/demo/re/1", "x", Record, 2, "demo"},
+		{"fragment dropped", "/api2/demo/re/1#top", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"root", "/", "/", "", Unknown, 0, ""},
+		{"healthz", "/healthz", "/healthz", "", Unknown, 0, ""},
+		{"bad version", "/api02/demo/re/1", "/api02/demo/re/1", "", Unknown, 0, ""},
+		{"plus version", "/api+2/demo/re/1", "/api+2/demo/re/1", "", Unknown, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Parse([]byte(tc.raw))
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.raw, err)
+			}
+			if got, want := r.Path, tc.path; got != want {
+				t.Errorf("path=%q, want %q", got, want)
+			}
+			if got, want := r.Query, tc.query; got != want {
+				t.Errorf("query=%q, want %q", got, want)
+			}
+			if got, want := r.Class, tc.class; got != want {
+				t.Errorf("class=%q, want %q", got, want)
+			}
+			if got, want := r.Version, tc.version; got != want {
+				t.Errorf("version=%d, want %d", got, want)
+			}
+			if got, want := r.APIKey, tc.key; got != want {
+				t.Errorf("key=%q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raw  string
+		want error
+	}{
+		{"encoded slash", "/api2/demo/re%2F1", ErrBadPath},
+		{"bad escape", "/api2/demo/re/%zz", ErrBadPath},
+		{"control char", "/api2/demo/re/%00", ErrBadPath},
+		{"relative", "api2/demo", ErrBadPath},
+		{"empty", "", ErrBadPath},
+		{"bad query escape", "/api2/demo/re/search?a=%zz", ErrBadQuery},
+		{"query control", "/api2/demo/re/search?a=%0a", ErrBadQuery},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse([]byte(tc.raw)); err != tc.want {
+				t.Fatalf("Parse(%q) error=%v, want %v", tc.raw, err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParse checks that Parse never panics and that its output is a fixed point: parsing the normalised
+// target again gives the same route (one form for routing, keying and forwarding).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/api2/demo/re/1", "/api/demo/re/search?a>1&b=%3C2", "/a//b/../c/./d/", "/%2e%2e/x",
+		"http://h/api2/k/user/a%40b", "/api2/demo/re/view/12/search?x+y=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		r, err := Parse([]byte(raw))
+		if err != nil {
+			return
+		}
+		r2, err := Parse([]byte(r.URI()))
+		if err != nil {
+			t.Fatalf("normalised %q of %q does not parse: %v", r.URI(), raw, err)
+		}
+		if r2.Path != r.Path || r2.Query != r.Query || r2.Class != r.Class || r2.APIKey != r.APIKey ||
+			r2.Version != r.Version || !slices.Equal(r2.Segments, r.Segments) {
+			t.Fatalf("not a fixed point: %q -> %+v -> %+v", raw, r, r2)
+		}
+	})
+}
