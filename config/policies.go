@@ -35,6 +35,9 @@ func (r *fileReader) policies(v *yaml.Node) {
 		})
 		if !seen["burst"] {
 			p.Burst = p.Limit
+			if r.c.bad[prefix+".limit"] {
+				r.c.markBad(prefix + ".burst") // the default follows a refused limit
+			}
 		}
 		r.c.RateLimit.Policies = append(r.c.RateLimit.Policies, p)
 	}
@@ -61,6 +64,9 @@ func (r *fileReader) overrides(v *yaml.Node) {
 		})
 		if !seen["burst"] {
 			o.Burst = o.Limit
+			if r.c.bad[prefix+".limit"] {
+				r.c.markBad(prefix + ".burst") // the default follows a refused limit
+			}
 		}
 		r.c.RateLimit.Overrides = append(r.c.RateLimit.Overrides, o)
 	}

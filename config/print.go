@@ -157,9 +157,11 @@ func maskOne(s string) string {
 		}
 		return passwordParam.ReplaceAllString(s, "${1}"+masked)
 	}
+	changed := false
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), masked)
+			changed = true
 		}
 	}
 	if u.RawQuery != "" {
@@ -167,14 +169,15 @@ func maskOne(s string) string {
 		for k := range q {
 			if strings.Contains(strings.ToLower(k), "password") {
 				q.Set(k, masked)
+				changed = true
 			}
 		}
 		u.RawQuery = q.Encode()
 	}
-	out := u.String()
-	// A path (SQLite file) has no secrets; keep it exactly as given.
-	if u.Scheme == "" {
+	if !changed {
+		// Nothing to hide (a SQLite path, a URL without password): keep it exactly as given, but catch a
+		// password= the parser did not see as a query parameter.
 		return passwordParam.ReplaceAllString(s, "${1}"+masked)
 	}
-	return out
+	return u.String()
 }
