@@ -1,0 +1,335 @@
+package translate
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// xmlDecl starts every document JSONToXML writes.
+const xmlDecl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+
+// JSONToXML translates the JSON form of a document (see docs/json.md) into XML: the single top-level key is
+// the root element, "@name" members are attributes, "#text" is text, arrays are repeated elements, numbers
+// and booleans are written as their literal text, null as an empty element. Known children and attributes
+// are written in the interface order, unknown ones after them in JSON order. Text is always escaped.
+//
+// Malformed JSON is a *SyntaxError (with line and column); JSON without an XML form (an array or several
+// keys at the root, bad names, nested arrays, duplicate keys, characters XML cannot carry) is a
+// *StructureError.
+func JSONToXML(js []byte) ([]byte, error) {
+	d, err := parseJSON(js)
+	if err != nil {
+		return nil, err
+	}
+	root := d.vals[d.root]
+	if root.kind != jObject {
+		return nil, &StructureError{Msg: "the top-level value must be an object with one key, the root element"}
+	}
+	if root.n != 1 {
+		return nil, &StructureError{Msg: "the top-level object must have exactly one key, the root element; it has " +
+			strconv.Itoa(int(root.n))}
+	}
+	m := d.members[root.start]
+	w := xwriter{d: d, b: make([]byte, 0, len(js)+len(js)/4+len(xmlDecl))}
+	w.b = append(w.b, xmlDecl...)
+	if d.vals[m.val].kind == jArray {
+		return nil, &StructureError{Path: pointer([]string{string(m.key)}), Msg: "the root element cannot be an array"}
+	}
+	w.path = append(w.path, string(m.key))
+	if err := w.element(m.key, "", m.val); err != nil {
+		return nil, err
+	}
+	return w.b, nil
+}
+
+// xwriter writes XML from a parsed JSON text.
+type xwriter struct {
+	d    *jdoc
+	b    []byte
+	path []string // JSON keys and indexes down to the value being written, for errors
+	ord  []ordered
+}
+
+// ordered is a member of an object with its place in the output.
+type ordered struct {
+	m    jmember
+	rank int
+}
+
+func (w *xwriter) fail(msg string) error { return &StructureError{Path: pointer(w.path), Msg: msg} }
+
+// element writes value v as element name, a child of parent. w.path ends with the value's own key or index.
+func (w *xwriter) element(name []byte, parent string, v int32) error {
+	if !isNameBytes(name) {
+		return w.fail("key " + strconv.Quote(string(name)) + " is not an XML element name")
+	}
+	val := w.d.vals[v]
+	switch val.kind {
+	case jObject:
+		return w.object(intern(name), parent, val)
+	case jArray:
+		return w.fail("an array inside an array has no XML form")
+	}
+	text, err := w.scalarText(val)
+	if err != nil {
+		return err
+	}
+	w.b = append(w.b, '<')
+	w.b = append(w.b, name...)
+	if len(text) == 0 {
+		w.b = append(w.b, "/>"...)
+		return nil
+	}
+	w.b = append(w.b, '>')
+	if err := w.escape(text, false); err != nil {
+		return err
+	}
+	w.b = append(w.b, "</"...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '>')
+	return nil
+}
+
+func (w *xwriter) failAt(key, msg string) error {
+	w.path = append(w.path, key)
+	err := w.fail(msg)
+	w.path = w.path[:len(w.path)-1]
+	return err
+}
+
+// scalarText is the XML text of a string, number, boolean or null.
+func (w *xwriter) scalarText(val jvalue) ([]byte, error) {
+	switch val.kind {
+	case jString, jNumber:
+		return val.s, nil
+	case jTrue:
+		return []byte("true"), nil
+	case jFalse:
+		return []byte("false"), nil
+	case jNull:
+		return nil, nil
+	}
+	return nil, w.fail("an object or array cannot be an attribute value or #text")
+}
+
+// object writes an object as element name: attributes, then text or child elements.
+func (w *xwriter) object(name, parent string, val jvalue) error {
+	d := w.d
+	info := lookup(parent, name)
+	members := d.members[val.start : val.start+val.n]
+	if err := w.checkKeys(members); err != nil {
+		return err
+	}
+	base := len(w.ord)
+	defer func() { w.ord = w.ord[:base] }()
+
+	// Attributes, known ones first in interface order.
+	var text []byte
+	hasText, children := false, 0
+	for _, m := range members {
+		switch {
+		case len(m.key) > 0 && m.key[0] == '@':
+			r := rank(info.attrs, string(m.key[1:]))
+			if r == len(info.attrs) {
+				r += len(w.ord) - base
+			}
+			w.ord = append(w.ord, ordered{m: m, rank: r})
+		case string(m.key) == "#text":
+			w.path = append(w.path, "#text")
+			t, err := w.scalarText(d.vals[m.val])
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
+				return err
+			}
+			text, hasText = t, true
+		case len(m.key) > 0 && m.key[0] == '#':
+			return w.failAt(string(m.key), "unknown special key "+strconv.Quote(string(m.key))+" (only #text)")
+		default:
+			children++
+		}
+	}
+	if hasText && len(text) > 0 && children > 0 {
+		return w.failAt("#text", "#text together with child elements has no XML form here")
+	}
+	sortOrdered(w.ord[base:])
+	w.b = append(w.b, '<')
+	w.b = append(w.b, name...)
+	for _, o := range w.ord[base:] {
+		key := o.m.key[1:]
+		if !isNameBytes(key) {
+			return w.failAt(string(o.m.key), "key "+strconv.Quote(string(o.m.key))+" is not an XML attribute name")
+		}
+		w.path = append(w.path, string(o.m.key))
+		t, err := w.scalarText(d.vals[o.m.val])
+		if err == nil {
+			w.b = append(w.b, ' ')
+			w.b = append(w.b, key...)
+			w.b = append(w.b, '=', '"')
+			err = w.escape(t, true)
+			w.b = append(w.b, '"')
+		}
+		w.path = w.path[:len(w.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	w.ord = w.ord[:base]
+	if children == 0 {
+		if len(text) == 0 {
+			w.b = append(w.b, "/>"...)
+			return nil
+		}
+		w.b = append(w.b, '>')
+		if err := w.escape(text, false); err != nil {
+			return err
+		}
+	} else {
+		// Child elements, known ones first in interface order.
+		for _, m := range members {
+			if len(m.key) == 0 || m.key[0] == '@' || m.key[0] == '#' {
+				continue
+			}
+			r := rank(info.order, string(m.key))
+			if r == len(info.order) {
+				r += len(w.ord) - base
+			}
+			w.ord = append(w.ord, ordered{m: m, rank: r})
+		}
+		sortOrdered(w.ord[base:])
+		w.b = append(w.b, '>')
+		for k := base; k < len(w.ord); k++ {
+			m := w.ord[k].m
+			cv := d.vals[m.val]
+			w.path = append(w.path, string(m.key))
+			if cv.kind != jArray {
+				if err := w.element(m.key, name, m.val); err != nil {
+					return err
+				}
+			} else {
+				for j, item := range d.items[cv.start : cv.start+cv.n] {
+					w.path = append(w.path, strconv.Itoa(j))
+					if err := w.element(m.key, name, item); err != nil {
+						return err
+					}
+					w.path = w.path[:len(w.path)-1]
+				}
+			}
+			w.path = w.path[:len(w.path)-1]
+		}
+	}
+	w.b = append(w.b, "</"...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '>')
+	return nil
+}
+
+// checkKeys rejects empty and duplicate keys (JSON allows them; XML has no form for them).
+func (w *xwriter) checkKeys(members []jmember) error {
+	for i, m := range members {
+		if len(m.key) == 0 {
+			return w.failAt("", "empty key")
+		}
+		if len(members) <= 16 {
+			for _, o := range members[:i] {
+				if string(o.key) == string(m.key) {
+					return w.failAt(string(m.key), "duplicate key "+strconv.Quote(string(m.key)))
+				}
+			}
+		}
+	}
+	if len(members) > 16 {
+		seen := make(map[string]struct{}, len(members))
+		for _, m := range members {
+			if _, dup := seen[string(m.key)]; dup {
+				return w.failAt(string(m.key), "duplicate key "+strconv.Quote(string(m.key)))
+			}
+			seen[string(m.key)] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// sortOrdered sorts by rank, keeping JSON order among equal ranks.
+func sortOrdered(o []ordered) {
+	if len(o) <= 12 {
+		for j := 1; j < len(o); j++ {
+			for k := j; k > 0 && o[k].rank < o[k-1].rank; k-- {
+				o[k], o[k-1] = o[k-1], o[k]
+			}
+		}
+		return
+	}
+	sort.SliceStable(o, func(a, b int) bool { return o[a].rank < o[b].rank })
+}
+
+// escape appends text escaped for XML: the five special characters always, carriage returns (which XML
+// would turn into line feeds), and in attributes tabs and line feeds (which attribute-value normalisation
+// would turn into spaces). A character XML cannot carry is an error.
+func (w *xwriter) escape(s []byte, attr bool) error {
+	b := w.b
+	last := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		var esc string
+		if c < utf8.RuneSelf {
+			switch c {
+			case '&':
+				esc = "&amp;"
+			case '<':
+				esc = "&lt;"
+			case '>':
+				esc = "&gt;"
+			case '"':
+				esc = "&quot;"
+			case '\'':
+				esc = "&apos;"
+			case '\r':
+				esc = "&#xD;"
+			case '\n':
+				if attr {
+					esc = "&#xA;"
+				}
+			case '\t':
+				if attr {
+					esc = "&#x9;"
+				}
+			default:
+				if c < 0x20 {
+					w.b = b
+					return w.fail("character " + runeName(rune(c)) + " cannot be written in XML")
+				}
+			}
+			if esc != "" {
+				b = append(b, s[last:i]...)
+				b = append(b, esc...)
+				last = i + 1
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if !isXMLChar(r) || (r == utf8.RuneError && size <= 1) {
+			w.b = b
+			return w.fail("character " + runeName(r) + " cannot be written in XML")
+		}
+		i += size
+	}
+	w.b = append(b, s[last:]...)
+	return nil
+}
+
+// isNameBytes reports whether b is exactly one XML name.
+func isNameBytes(b []byte) bool { return len(b) > 0 && nameLen(b) == len(b) }
+
+// pointer formats a path as a JSON Pointer (RFC 6901).
+func pointer(path []string) string {
+	var sb strings.Builder
+	for _, p := range path {
+		sb.WriteByte('/')
+		p = strings.ReplaceAll(p, "~", "~0")
+		sb.WriteString(strings.ReplaceAll(p, "/", "~1"))
+	}
+	return sb.String()
+}

@@ -1,0 +1,630 @@
+package translate
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file reads an XML document into a small tree (xdoc). It is a strict, non-validating reader for the
+// documents of the interface: UTF-8 only, no DOCTYPE (so no entity expansion), the five predefined entities
+// and character references only. Comments and processing instructions are dropped. Names are kept as
+// written (namespace prefixes included), so nothing is lost on the way back.
+
+// MaxDepth is the deepest element nesting either direction accepts (the interface needs 6).
+const MaxDepth = 256
+
+// MaxInput is the largest document either direction accepts; callers should limit bodies well below it.
+const MaxInput = 64 << 20
+
+// maxAttrs is the most attributes one element may have.
+const maxAttrs = 256
+
+// xnode is one element.
+type xnode struct {
+	name      string
+	info      *elemInfo
+	text      []byte // character data of an element without child elements
+	attrStart int32  // attrs[attrStart:attrEnd] of the document
+	attrEnd   int32
+	first     int32 // first child, -1 when none
+	last      int32 // last child
+	next      int32 // next sibling, -1 when none
+	nextSame  int32 // next sibling of the same name, set while writing JSON
+}
+
+// xattr is one attribute.
+type xattr struct {
+	name  string
+	value []byte
+}
+
+// xdoc is a parsed document; nodes[0] is the root.
+type xdoc struct {
+	nodes []xnode
+	attrs []xattr
+}
+
+// open is an element whose end tag has not been read yet.
+type openElem struct {
+	node     int32
+	start    int  // offset of its start tag, for errors
+	children bool // a child element was read
+	textOff  int  // offset of the first non-space text, -1 when none
+	owned    bool // text is a private copy that may be appended to
+}
+
+// xparser holds the state of one parse.
+type xparser struct {
+	in    []byte
+	pos   int
+	doc   *xdoc
+	stack []openElem
+}
+
+// parseXML reads a whole document.
+func parseXML(in []byte) (*xdoc, error) {
+	if len(in) > MaxInput {
+		return nil, &XMLError{Msg: "document larger than " + strconv.Itoa(MaxInput) + " bytes"}
+	}
+	// A guess that avoids most regrowth: about one element per 40 bytes.
+	p := &xparser{in: in, doc: &xdoc{nodes: make([]xnode, 0, len(in)/40+4)}}
+	p.pos = 0
+	if bytes.HasPrefix(in, []byte("\xEF\xBB\xBF")) {
+		p.pos = 3
+	}
+	if err := p.prolog(); err != nil {
+		return nil, err
+	}
+	if err := p.element(); err != nil {
+		return nil, err
+	}
+	if err := p.misc(); err != nil {
+		return nil, err
+	}
+	if p.pos < len(in) {
+		return nil, p.errAt(p.pos, "content after the root element")
+	}
+	return p.doc, nil
+}
+
+func (p *xparser) errAt(off int, msg string) *XMLError {
+	line, col := position(p.in, off)
+	return &XMLError{Offset: int64(off), Line: line, Column: col, Msg: msg}
+}
+
+func (p *xparser) skipSpace() {
+	for p.pos < len(p.in) && isSpace(p.in[p.pos]) {
+		p.pos++
+	}
+}
+
+// prolog reads the XML declaration and any comments and processing instructions before the root.
+func (p *xparser) prolog() error {
+	if bytes.HasPrefix(p.in[p.pos:], []byte("<?xml")) && p.pos+5 < len(p.in) && isSpace(p.in[p.pos+5]) {
+		end := bytes.Index(p.in[p.pos:], []byte("?>"))
+		if end < 0 {
+			return p.errAt(p.pos, "unterminated XML declaration")
+		}
+		decl := p.in[p.pos : p.pos+end]
+		if enc := declEncoding(decl); enc != "" && !eqFold(enc, "utf-8") && !eqFold(enc, "us-ascii") {
+			return p.errAt(p.pos, "unsupported encoding "+strconv.Quote(enc)+" (only UTF-8)")
+		}
+		p.pos += end + 2
+	}
+	if err := p.misc(); err != nil {
+		return err
+	}
+	if p.pos >= len(p.in) {
+		return p.errAt(p.pos, "no root element")
+	}
+	if bytes.HasPrefix(p.in[p.pos:], []byte("<!DOCTYPE")) {
+		return p.errAt(p.pos, "DOCTYPE is not allowed")
+	}
+	if p.in[p.pos] != '<' {
+		return p.errAt(p.pos, "text before the root element")
+	}
+	return nil
+}
+
+// misc skips white space, comments and processing instructions outside the root element.
+func (p *xparser) misc() error {
+	for {
+		p.skipSpace()
+		rest := p.in[p.pos:]
+		switch {
+		case bytes.HasPrefix(rest, []byte("<!--")):
+			if err := p.comment(); err != nil {
+				return err
+			}
+		case bytes.HasPrefix(rest, []byte("<?")):
+			if err := p.pi(); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+func (p *xparser) comment() error {
+	end := bytes.Index(p.in[p.pos+4:], []byte("-->"))
+	if end < 0 {
+		return p.errAt(p.pos, "unterminated comment")
+	}
+	p.pos += 4 + end + 3
+	return nil
+}
+
+func (p *xparser) pi() error {
+	end := bytes.Index(p.in[p.pos+2:], []byte("?>"))
+	if end < 0 {
+		return p.errAt(p.pos, "unterminated processing instruction")
+	}
+	if nameLen(p.in[p.pos+2:]) == 0 {
+		return p.errAt(p.pos, "processing instruction without a target")
+	}
+	p.pos += 2 + end + 2
+	return nil
+}
+
+// element reads the root element and everything inside it.
+func (p *xparser) element() error {
+	if err := p.startTag(); err != nil {
+		return err
+	}
+	for len(p.stack) > 0 {
+		if p.pos >= len(p.in) {
+			top := p.stack[len(p.stack)-1]
+			return p.errAt(top.start, "element <"+p.doc.nodes[top.node].name+"> is not closed")
+		}
+		if p.in[p.pos] != '<' {
+			if err := p.text(); err != nil {
+				return err
+			}
+			continue
+		}
+		rest := p.in[p.pos:]
+		var err error
+		switch {
+		case len(rest) > 1 && rest[1] == '/':
+			err = p.endTag()
+		case bytes.HasPrefix(rest, []byte("<!--")):
+			err = p.comment()
+		case bytes.HasPrefix(rest, []byte("<![CDATA[")):
+			err = p.cdata()
+		case bytes.HasPrefix(rest, []byte("<?")):
+			err = p.pi()
+		case len(rest) > 1 && rest[1] == '!':
+			err = p.errAt(p.pos, "unexpected markup declaration")
+		default:
+			err = p.startTag()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startTag reads <name attr="v" ...> or <name .../> at p.pos.
+func (p *xparser) startTag() error {
+	start := p.pos
+	p.pos++
+	n := nameLen(p.in[p.pos:])
+	if n == 0 {
+		return p.errAt(p.pos, "expected an element name")
+	}
+	rawName := p.in[p.pos : p.pos+n]
+	p.pos += n
+	if len(p.stack) >= MaxDepth {
+		return p.errAt(start, "elements nested deeper than "+strconv.Itoa(MaxDepth))
+	}
+	d := p.doc
+	parent := ""
+	var parentIdx int32 = -1
+	if len(p.stack) > 0 {
+		top := &p.stack[len(p.stack)-1]
+		parentIdx = top.node
+		parent = d.nodes[parentIdx].name
+		if top.textOff >= 0 {
+			return p.errAt(top.textOff, "text mixed with child elements in <"+parent+">")
+		}
+		top.children = true
+		d.nodes[parentIdx].text = nil
+	}
+	name := intern(rawName)
+	idx := int32(len(d.nodes))
+	d.nodes = append(d.nodes, xnode{name: name, info: lookup(parent, name), first: -1, last: -1, next: -1,
+		attrStart: int32(len(d.attrs))})
+	if parentIdx >= 0 {
+		pn := &d.nodes[parentIdx]
+		if pn.first < 0 {
+			pn.first = idx
+		} else {
+			d.nodes[pn.last].next = idx
+		}
+		pn.last = idx
+	}
+	for {
+		hadSpace := p.pos < len(p.in) && isSpace(p.in[p.pos])
+		p.skipSpace()
+		if p.pos >= len(p.in) {
+			return p.errAt(start, "unterminated start tag <"+name+">")
+		}
+		switch c := p.in[p.pos]; {
+		case c == '>':
+			p.pos++
+			d.nodes[idx].attrEnd = int32(len(d.attrs))
+			p.stack = append(p.stack, openElem{node: idx, start: start, textOff: -1})
+			return nil
+		case c == '/':
+			if p.pos+1 >= len(p.in) || p.in[p.pos+1] != '>' {
+				return p.errAt(p.pos, "expected /> in <"+name+">")
+			}
+			p.pos += 2
+			d.nodes[idx].attrEnd = int32(len(d.attrs))
+			return nil
+		case !hadSpace:
+			return p.errAt(p.pos, "expected white space before an attribute in <"+name+">")
+		}
+		if err := p.attr(idx, name); err != nil {
+			return err
+		}
+	}
+}
+
+// attr reads one name="value" of element idx.
+func (p *xparser) attr(idx int32, elem string) error {
+	d := p.doc
+	n := nameLen(p.in[p.pos:])
+	if n == 0 {
+		return p.errAt(p.pos, "expected an attribute name in <"+elem+">")
+	}
+	rawName := p.in[p.pos : p.pos+n]
+	nameOff := p.pos
+	p.pos += n
+	p.skipSpace()
+	if p.pos >= len(p.in) || p.in[p.pos] != '=' {
+		return p.errAt(p.pos, "expected = after attribute "+string(rawName))
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos >= len(p.in) || (p.in[p.pos] != '"' && p.in[p.pos] != '\'') {
+		return p.errAt(p.pos, "expected a quoted value for attribute "+string(rawName))
+	}
+	q := p.in[p.pos]
+	p.pos++
+	end := bytes.IndexByte(p.in[p.pos:], q)
+	if end < 0 {
+		return p.errAt(p.pos, "unterminated value of attribute "+string(rawName))
+	}
+	raw := p.in[p.pos : p.pos+end]
+	if i := bytes.IndexByte(raw, '<'); i >= 0 {
+		return p.errAt(p.pos+i, "< in the value of attribute "+string(rawName))
+	}
+	val, _, err := p.decode(raw, p.pos, true)
+	if err != nil {
+		return err
+	}
+	p.pos += end + 1
+	first := d.nodes[idx].attrStart
+	if int(int32(len(d.attrs))-first) >= maxAttrs {
+		return p.errAt(nameOff, "more than "+strconv.Itoa(maxAttrs)+" attributes in <"+elem+">")
+	}
+	for _, a := range d.attrs[first:] {
+		if a.name == string(rawName) {
+			return p.errAt(nameOff, "duplicate attribute "+a.name+" in <"+elem+">")
+		}
+	}
+	d.attrs = append(d.attrs, xattr{name: intern(rawName), value: val})
+	return nil
+}
+
+// endTag reads </name> and closes the innermost open element.
+func (p *xparser) endTag() error {
+	start := p.pos
+	p.pos += 2
+	n := nameLen(p.in[p.pos:])
+	top := p.stack[len(p.stack)-1]
+	name := p.doc.nodes[top.node].name
+	if n == 0 || string(p.in[p.pos:p.pos+n]) != name {
+		return p.errAt(start, "expected </"+name+">")
+	}
+	p.pos += n
+	p.skipSpace()
+	if p.pos >= len(p.in) || p.in[p.pos] != '>' {
+		return p.errAt(p.pos, "expected > to end </"+name+">")
+	}
+	p.pos++
+	if top.children && top.textOff >= 0 {
+		return p.errAt(top.textOff, "text mixed with child elements in <"+name+">")
+	}
+	p.stack = p.stack[:len(p.stack)-1]
+	return nil
+}
+
+// text reads character data up to the next '<'.
+func (p *xparser) text() error {
+	end := bytes.IndexByte(p.in[p.pos:], '<')
+	if end < 0 {
+		end = len(p.in) - p.pos
+	}
+	raw := p.in[p.pos : p.pos+end]
+	val, space, err := p.decode(raw, p.pos, false)
+	if err != nil {
+		return err
+	}
+	p.addText(val, space, p.pos)
+	p.pos += end
+	return nil
+}
+
+// cdata reads a CDATA section.
+func (p *xparser) cdata() error {
+	start := p.pos + len("<![CDATA[")
+	end := bytes.Index(p.in[start:], []byte("]]>"))
+	if end < 0 {
+		return p.errAt(p.pos, "unterminated CDATA section")
+	}
+	raw := p.in[start : start+end]
+	val, err := p.checkCDATA(raw, start)
+	if err != nil {
+		return err
+	}
+	p.addText(val, allSpace(val), p.pos)
+	p.pos = start + end + 3
+	return nil
+}
+
+// addText appends character data to the innermost open element.
+func (p *xparser) addText(val []byte, space bool, off int) {
+	top := &p.stack[len(p.stack)-1]
+	if top.children {
+		if !space && top.textOff < 0 {
+			top.textOff = off
+		}
+		return
+	}
+	if !space && top.textOff < 0 {
+		top.textOff = off
+	}
+	n := &p.doc.nodes[top.node]
+	switch {
+	case len(val) == 0:
+		if n.text == nil {
+			n.text = val
+		}
+	case n.text == nil:
+		n.text = val
+	default:
+		if !top.owned {
+			n.text = append(make([]byte, 0, len(n.text)+len(val)), n.text...)
+			top.owned = true
+		}
+		n.text = append(n.text, val...)
+	}
+}
+
+// decode checks character data or an attribute value and resolves entity and character references and
+// line ends. It returns the input itself when nothing needs to change. space reports white space only.
+func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool, err error) {
+	space = true
+	simple := true
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '&' || c == '\r':
+				simple = false
+				space = false
+			case c == '\t' || c == '\n':
+				if attr {
+					simple = false
+				}
+			case c == ' ':
+			case c < 0x20:
+				return nil, false, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
+			default:
+				space = false
+			}
+			i++
+			continue
+		}
+		space = false
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return nil, false, p.errAt(off+i, "invalid UTF-8")
+		}
+		if !isXMLChar(r) {
+			return nil, false, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
+		}
+		i += size
+	}
+	if simple {
+		return raw, space, nil
+	}
+	out := make([]byte, 0, len(raw))
+	space = true
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case '\r':
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				i++
+			}
+			c = '\n'
+		case '&':
+			r, n, err := p.reference(raw[i:], off+i)
+			if err != nil {
+				return nil, false, err
+			}
+			out = utf8.AppendRune(out, r)
+			i += n - 1
+			if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
+				space = false
+			}
+			continue
+		}
+		if attr && (c == '\t' || c == '\n') {
+			c = ' ' // attribute-value normalisation
+		}
+		if !isSpace(c) {
+			space = false
+		}
+		out = append(out, c)
+	}
+	return out, space, nil
+}
+
+// reference resolves the entity or character reference at the start of b and returns its length.
+func (p *xparser) reference(b []byte, off int) (rune, int, error) {
+	end := bytes.IndexByte(b, ';')
+	if end < 0 || end > 12 {
+		return 0, 0, p.errAt(off, "& must start an entity reference (write &amp;)")
+	}
+	ref := b[1:end]
+	switch string(ref) {
+	case "lt":
+		return '<', end + 1, nil
+	case "gt":
+		return '>', end + 1, nil
+	case "amp":
+		return '&', end + 1, nil
+	case "quot":
+		return '"', end + 1, nil
+	case "apos":
+		return '\'', end + 1, nil
+	}
+	if len(ref) < 2 || ref[0] != '#' {
+		return 0, 0, p.errAt(off, "undefined entity &"+string(ref)+";")
+	}
+	digits, base := ref[1:], 10
+	if digits[0] == 'x' {
+		digits, base = digits[1:], 16
+	}
+	n, err := strconv.ParseUint(string(digits), base, 32)
+	if err != nil || len(digits) == 0 || digits[0] == '+' || !isXMLChar(rune(n)) {
+		return 0, 0, p.errAt(off, "invalid character reference &"+string(ref)+";")
+	}
+	return rune(n), end + 1, nil
+}
+
+// checkCDATA checks the content of a CDATA section and normalises its line ends.
+func (p *xparser) checkCDATA(raw []byte, off int) ([]byte, error) {
+	cr := false
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' {
+				if c != '\r' {
+					return nil, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
+				}
+				cr = true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return nil, p.errAt(off+i, "invalid UTF-8")
+		}
+		if !isXMLChar(r) {
+			return nil, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
+		}
+		i += size
+	}
+	if !cr {
+		return raw, nil
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\r' {
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				i++
+			}
+			out = append(out, '\n')
+			continue
+		}
+		out = append(out, raw[i])
+	}
+	return out, nil
+}
+
+// declEncoding returns the encoding named in an XML declaration ("" when none).
+func declEncoding(decl []byte) string {
+	i := bytes.Index(decl, []byte("encoding"))
+	if i < 0 {
+		return ""
+	}
+	rest := bytes.TrimLeft(decl[i+len("encoding"):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '=' {
+		return ""
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(rest) == 0 || (rest[0] != '"' && rest[0] != '\'') {
+		return ""
+	}
+	end := bytes.IndexByte(rest[1:], rest[0])
+	if end < 0 {
+		return ""
+	}
+	return string(rest[1 : 1+end])
+}
+
+// eqFold compares ASCII strings case-insensitively.
+func eqFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// interned holds the names of the interface, so that reading them does not allocate.
+var interned = func() map[string]string {
+	m := map[string]string{"unit": "unit", "email": "email"}
+	for name, e := range schema {
+		m[name] = name
+		for _, c := range e.order {
+			m[c] = c
+		}
+		for _, a := range e.attrs {
+			m[a] = a
+		}
+	}
+	return m
+}()
+
+// intern returns b as a string, shared for the names of the interface.
+func intern(b []byte) string {
+	if s, ok := interned[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
+// position turns a byte offset into a 1-based line and column (columns count characters).
+func position(in []byte, off int) (line, col int) {
+	if off > len(in) {
+		off = len(in)
+	}
+	line = 1 + bytes.Count(in[:off], []byte("\n"))
+	start := bytes.LastIndexByte(in[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(in[start:off])
+}
+
+// runeName formats r for an error message.
+func runeName(r rune) string { return fmt.Sprintf("U+%04X", r) }
