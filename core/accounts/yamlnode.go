@@ -154,14 +154,16 @@ func (r *reader) object(n *yaml.Node, what string, known []string) (*object, err
 func (o *object) where() where {
 	w := where{item: o.r.at(o.node), keys: make(map[string]pos, len(o.keys))}
 	for _, k := range o.keys {
-		w.keys[k] = o.r.at(o.val[k])
+		w.keys[k] = o.r.at(o.key[k])
 	}
 	return w
 }
 
+// pos is the line of key (where its value starts, for a one-line value), or of the mapping when the key is
+// absent.
 func (o *object) pos(key string) pos {
-	if v, ok := o.val[key]; ok {
-		return o.r.at(v)
+	if k, ok := o.key[key]; ok {
+		return o.r.at(k)
 	}
 	return o.r.at(o.node)
 }

@@ -1,0 +1,88 @@
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// demoEdit is one update SeedDemoHistory makes: a record, who changes it, and new values by field label.
+type demoEdit struct {
+	kind    string
+	id      int64
+	user    string
+	comment string
+	values  map[string]string // field label -> canonical value
+}
+
+// demoEdits give field history an entry of every shape of spec/api.md: text, HTML, single and multiple
+// picklists of options and of users, date, checkbox, number, email and URL. They assume the records as
+// demo.yaml seeds them, so that every value really changes.
+var demoEdits = []demoEdit{
+	{kind: "re", id: 1, user: "demo", comment: "Clearer title; scheduled", values: map[string]string{
+		"Title": "Export the requirement list as CSV", "Status": "2"}},
+	{kind: "re", id: 1, user: "alice", comment: "Alice takes it over", values: map[string]string{
+		"Owner": "3", "Tags": "1,3"}},
+	{kind: "re", id: 1, user: "demo", comment: "Scope widened", values: map[string]string{
+		"Description": "<p>Customers ask to <b>save</b> the list as <i>CSV</i> or <i>TSV</i>.</p>",
+		"Product":     "2", "Status": "3"}},
+	{kind: "ft", id: 1, user: "bob", comment: "Scheduled", values: map[string]string{"Status": "2", "Tags": "1"}},
+	{kind: "uc", id: 1, user: "alice", values: map[string]string{"Title": "Analyst exports the requirements of this week"}},
+	{kind: "risk", id: 1, user: "demo", comment: "Vendor added a second region", values: map[string]string{
+		"Due date": "2025-04-30", "Mitigated": "1", "Severity": "2", "Probability": "0.25"}},
+	{kind: "risk", id: 1, user: "bob", comment: "Handover to Bob", values: map[string]string{
+		"Contact": "ops@reqgate.test", "Reference": "https://status.example.com/idp", "Notes": "Second region live",
+		"Impact score": "4", "Mitigation plan": "<p>Fail over to the <b>second</b> region.</p>",
+		"Risk owner": "4", "Reviewers": "1,4", "Areas": "1,3"}},
+}
+
+// SeedDemoHistory makes a handful of updates to demo records so that field history has entries of every
+// shape. Call it only right after Demo() was applied to an empty store: it assumes the seeded values. The
+// changes are dated over the hour before now.
+func SeedDemoHistory(ctx context.Context, st core.Store) error {
+	acct, err := st.Account(ctx, DemoAPIKey)
+	if err != nil {
+		return fmt.Errorf("seed demo history: %w", err)
+	}
+	fields := map[string][]core.Field{}
+	start := time.Now().Add(-time.Hour).Unix()
+	for i, e := range demoEdits {
+		fs, ok := fields[e.kind]
+		if !ok {
+			if fs, err = st.Fields(ctx, acct.ID, e.kind); err != nil {
+				return fmt.Errorf("seed demo history: fields of %s: %w", e.kind, err)
+			}
+			fields[e.kind] = fs
+		}
+		u, err := st.UserByName(ctx, acct.ID, e.user)
+		if err != nil {
+			return fmt.Errorf("seed demo history: user %s: %w", e.user, err)
+		}
+		up := core.Update{Values: map[int64]string{}, UserID: u.ID, Time: start + int64(i)*300}
+		if e.comment != "" {
+			up.VersionComment = &e.comment
+		}
+		for label, v := range e.values {
+			f, ok := fieldLabelled(fs, label)
+			if !ok {
+				return fmt.Errorf("seed demo history: %s has no field %q", e.kind, label)
+			}
+			up.Values[f.ID] = v
+		}
+		if _, err := st.UpdateRecord(ctx, acct.ID, e.kind, e.id, up); err != nil {
+			return fmt.Errorf("seed demo history: update %s %d: %w", e.kind, e.id, err)
+		}
+	}
+	return nil
+}
+
+func fieldLabelled(fs []core.Field, label string) (core.Field, bool) {
+	for _, f := range fs {
+		if f.Label == label {
+			return f, true
+		}
+	}
+	return core.Field{}, false
+}
