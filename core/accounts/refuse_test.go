@@ -183,4 +183,3 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
-
