@@ -96,6 +96,7 @@ type Limiter struct {
 	heldMu   sync.Mutex
 	held     map[string]int // requests held per key
 	shaping  bool           // some rule has MaxDelay > 0
+	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
 	closeRdb bool
 }
 
@@ -280,6 +281,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 		decisionsDelay.Inc()
 		d.Delay = v.delay
 		heldNow.Inc()
+		l.sleeping.Add(1)
 		t := time.NewTimer(v.delay)
 		select {
 		case <-t.C:
@@ -288,6 +290,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 			d.Allowed = false
 			d.RetryAfter = v.delay
 		}
+		l.sleeping.Add(-1)
 		heldNow.Dec()
 	default:
 		decisionsAdmit.Inc()

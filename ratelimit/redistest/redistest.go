@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -100,4 +101,27 @@ func freePort(tb testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Pause freezes the server (SIGSTOP) so that it accepts connections but answers nothing, as a stalled Redis
+// would; Resume (SIGCONT) lets it answer again.
+func (s *Server) Pause(tb testing.TB) {
+	tb.Helper()
+	if s.cmd == nil {
+		tb.Fatalf("redistest: Pause on a stopped server")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatalf("redistest: pause: %v", err)
+	}
+}
+
+// Resume undoes Pause.
+func (s *Server) Resume(tb testing.TB) {
+	tb.Helper()
+	if s.cmd == nil {
+		tb.Fatalf("redistest: Resume on a stopped server")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatalf("redistest: resume: %v", err)
+	}
 }

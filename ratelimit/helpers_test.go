@@ -1,0 +1,76 @@
+package ratelimit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/ratelimit/redistest"
+)
+
+// backends are the two stores every behaviour test runs against.
+var backends = []string{"local", "redis"}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newClient returns a limiter-style client for srv, closed when the test ends.
+func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
+	tb.Helper()
+	o, err := RedisOptions(srv.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := redis.NewClient(o)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// newLimiter builds a limiter on the named backend; for "redis" it starts a private redis-server.
+func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
+	tb.Helper()
+	if backend == "redis" {
+		opt.Redis = newClient(tb, redistest.Start(tb))
+	}
+	if opt.Logger == nil {
+		opt.Logger = quiet
+	}
+	l, err := New(opt)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	tb.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func mustNew(tb testing.TB, opt Options) *Limiter {
+	tb.Helper()
+	if opt.Logger == nil {
+		opt.Logger = quiet
+	}
+	l, err := New(opt)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	return l
+}
+
+// admitN admits r n times and returns how many were allowed, and the last decision.
+func admitN(l *Limiter, r Request, n int) (allowed int, last Decision) {
+	for range n {
+		last = l.Admit(context.Background(), r)
+		if last.Allowed {
+			allowed++
+		}
+	}
+	return allowed, last
+}
+
+// heldCount is the number of requests held under key now.
+func (l *Limiter) heldCount(key string) int {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	return l.held[key]
+}
