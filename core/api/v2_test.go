@@ -1,0 +1,317 @@
+package api
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/accounts"
+	"github.com/reqgate/reqgate/core/sqlite"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// v2Accounts is the account file of the version-2 tests: one field of every type on requirements, a custom
+// object, views of several kinds, seed records with fixed times, relationships of every direction, and a
+// second account that must stay invisible to the first.
+const v2Accounts = `
+accounts:
+  - api_key: acme
+    name: Acme Corp
+    users:
+      - {id: 5, username: alice, password: alice-secret, email: alice@acme.test, firstname: Alice, lastname: Archer}
+      - {id: 6, username: bob, password: bob-secret, email: bob@acme.test, firstname: Bob, lastname: Baker}
+    fields:
+      re:
+        - {id: 101, label: Title, type: Textbox, special_purpose: title, required: true, sort: 1}
+        - {id: 102, label: Description, type: Textarea, special_purpose: desc, sort: 2}
+        - id: 103
+          label: Status
+          type: Picklist-Pick One
+          special_purpose: status
+          sort: 3
+          options:
+            - {value: 1, label: Pending Review, default: true}
+            - {value: 2, label: Accepted - Scheduled}
+            - {value: 3, label: Accepted - Unscheduled}
+        - {id: 104, label: Owner, type: Picklist-Pick One, list_type: user, special_purpose: owner, sort: 4}
+        - id: 105
+          label: Platforms
+          type: Picklist-Pick Multiple
+          sort: 5
+          options: [{value: 1, label: Web}, {value: 2, label: iOS}, {value: 3, label: Android}]
+        - {id: 106, label: Notes, type: Text, sort: 6}
+        - {id: 107, label: Contact, type: Email, sort: 7}
+        - {id: 108, label: Link, type: URL, sort: 8}
+        - {id: 109, label: Estimate, type: Number, sort: 9}
+        - {id: 110, label: Due, type: Date, sort: 10}
+        - {id: 111, label: Approved, type: Checkbox, sort: 11}
+        - {id: 112, label: Points, type: Number-Integer, sort: 12}
+        - {id: 113, label: Reviewers, type: Picklist-Pick Multiple, list_type: user, sort: 13}
+      ft:
+        - {id: 201, label: Title, type: Textbox, special_purpose: title, required: true, sort: 1}
+        - id: 202
+          label: Stage
+          type: Picklist-Pick One
+          sort: 2
+          options: [{value: 1, label: Open}, {value: 2, label: Done}]
+      uc:
+        - {id: 401, label: Title, type: Textbox, special_purpose: title, required: true, sort: 1}
+    custom_objects:
+      - api_prefix: risk
+        name_singular: Risk
+        name_plural: Risks
+        id_prefix: RSK
+        description: Project risks
+        fields:
+          - {id: 301, label: Title, type: Textbox, special_purpose: title, required: true, sort: 1}
+          - id: 302
+            label: Severity
+            type: Picklist-Pick One
+            sort: 2
+            options: [{value: 1, label: Low}, {value: 2, label: High}]
+    views:
+      - {id: 12, kind: re, name: Pending review, description: Everything not yet triaged, created_by: alice, conditions: "field_103=1"}
+      - {id: 13, kind: re, name: All requirements, created_by: bob, conditions: ""}
+      - {id: 14, kind: ft, name: Open features, created_by: alice, conditions: "field_202=1"}
+      - {id: 15, kind: risk, name: High risks, created_by: bob, conditions: "field_302=2"}
+    records:
+      - {kind: re, id: 1, created_by: alice, created_time: 1700000000, fields: {field_101: Export, field_103: 1, field_105: "1,2"}}
+      - {kind: re, id: 2, created_by: bob, created_time: 1700001000, fields: {field_101: Import, field_103: 2, field_105: "2"}}
+      - {kind: re, id: 3, created_by: alice, created_time: 1700002000, fields: {field_101: Sync, field_103: 1, field_105: "3"}}
+      - {kind: re, id: 4, created_by: bob, created_time: 1700003000, fields: {field_101: Print, field_103: 3}}
+      - {kind: ft, id: 7, created_by: bob, created_time: 1700000500, fields: {field_201: CSV writer, field_202: 1}}
+      - {kind: ft, id: 8, created_by: bob, created_time: 1700000600, fields: {field_201: Printer, field_202: 2}}
+      - {kind: uc, id: 9, created_by: alice, created_time: 1700000700, fields: {field_401: Export flow}}
+      - {kind: risk, id: 3, created_by: alice, created_time: 1700000800, fields: {field_301: Data loss, field_302: 2}}
+      - {kind: risk, id: 4, created_by: alice, created_time: 1700000900, fields: {field_301: Delay, field_302: 1}}
+    relationships:
+      - {from: RE-1, to: FT-7, type: parent}
+      - {from: UC-9, to: RE-1, type: parent}
+      - {from: RE-1, to: RSK-3, type: related}
+      - {from: RE-2, to: RE-1, type: related}
+      - {from: RE-1, to: RE-4, type: parent}
+  - api_key: other
+    name: Other Inc
+    users:
+      - {id: 1, username: olga, password: olga-secret, email: olga@other.test, firstname: Olga, lastname: Other}
+    fields:
+      re:
+        - {id: 901, label: Title, type: Textbox, special_purpose: title, required: true, sort: 1}
+    views:
+      - {id: 20, kind: re, name: Theirs, created_by: olga, conditions: ""}
+    records:
+      - {kind: re, id: 1, created_by: olga, created_time: 1700000000, fields: {field_901: Secret}}
+`
+
+// v2Start is the clock of the test server: every request that writes gets the next second after it.
+const v2Start = 1800000000
+
+// v2Env is a real core (SQLite file + Server) on a loopback port, provisioned with v2Accounts.
+type v2Env struct {
+	t    *testing.T
+	url  string
+	st   core.Store
+	now  atomic.Int64
+	base string // URL + /api2/acme
+}
+
+func init() { accounts.BcryptCost = bcrypt.MinCost }
+
+// v2Setup starts a private core for one test; it fails the test if the store cannot be opened.
+func v2Setup(t *testing.T) *v2Env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "core.db"))
+	if err != nil {
+		t.Fatalf("open sqlite store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := accounts.Parse("v2.yaml", []byte(v2Accounts))
+	if err != nil {
+		t.Fatalf("parse account file: %v", err)
+	}
+	if err := st.Apply(ctx, p); err != nil {
+		t.Fatalf("apply account file: %v", err)
+	}
+	e := &v2Env{t: t, st: st}
+	e.now.Store(v2Start)
+	srv := New(st, Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:    func() time.Time { return time.Unix(e.now.Load(), 0) },
+	})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	e.url = ts.URL
+	e.base = ts.URL + "/api2/acme"
+	return e
+}
+
+// tick moves the clock one second on and returns the new time.
+func (e *v2Env) tick() int64 { return e.now.Add(1) }
+
+// do sends a request as user (password: user + "-secret") to url and returns the status and body.
+func (e *v2Env) do(method, url, user, body string) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		e.t.Fatalf("new request %s %s: %v", method, url, err)
+	}
+	req.SetBasicAuth(user, user+"-secret")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/xml")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", method, url, err)
+	}
+	return res.StatusCode, b
+}
+
+// get reads path (relative to /api2/acme) as alice and fails the test unless the status is want.
+func (e *v2Env) get(path string, want int) []byte {
+	e.t.Helper()
+	status, body := e.do(http.MethodGet, e.base+path, "alice", "")
+	if status != want {
+		e.t.Fatalf("GET %s: status %d, want %d; body:\n%s", path, status, want, body)
+	}
+	return body
+}
+
+// put updates a requirement field as user at the next clock second, failing unless the status is 200.
+func (e *v2Env) put(user, seg string, id int64, field, value string) int64 {
+	e.t.Helper()
+	at := e.tick()
+	root := core.Object{APIPrefix: seg}.RootElement()
+	body := "<" + root + "><fields><field><name>" + field + "</name><value>" + value +
+		"</value></field></fields></" + root + ">"
+	url := e.base + "/" + seg + "/" + itoa64(id)
+	if status, b := e.do(http.MethodPut, url, user, body); status != http.StatusOK {
+		e.t.Fatalf("PUT %s %s=%s: status %d, want 200; body:\n%s", url, field, value, status, b)
+	}
+	return at
+}
+
+// del deletes a record as alice at the next clock second.
+func (e *v2Env) del(seg string, id int64) int64 {
+	e.t.Helper()
+	at := e.tick()
+	url := e.base + "/" + seg + "/" + itoa64(id)
+	if status, b := e.do(http.MethodDelete, url, "alice", ""); status != http.StatusOK {
+		e.t.Fatalf("DELETE %s: status %d, want 200; body:\n%s", url, status, b)
+	}
+	return at
+}
+
+// xSummary is a record summary or relationship item as read back from a response.
+type xSummary struct {
+	XMLName         xml.Name
+	RelType         string `xml:"relationship_type"`
+	ID              int64  `xml:"id"`
+	IDPrefix        string `xml:"id_prefix"`
+	Title           string `xml:"title"`
+	Version         int64  `xml:"version_number"`
+	CreatedTime     xStamp `xml:"created_time"`
+	LastUpdatedTime xStamp `xml:"last_updated_time"`
+	CreatedBy       int64  `xml:"created_by"`
+	LastUpdatedBy   int64  `xml:"last_updated_by"`
+}
+
+type xStamp struct {
+	Unit  string `xml:"unit,attr"`
+	Value int64  `xml:",chardata"`
+}
+
+// xList is a root holding summaries directly (search_results, view).
+type xList struct {
+	XMLName xml.Name
+	Items   []xSummary `xml:",any"`
+}
+
+// ids lists the items as prefix+id (RE-1), in document order.
+func (l xList) ids() string {
+	var s []string
+	for _, it := range l.Items {
+		s = append(s, it.IDPrefix+itoa64(it.ID))
+	}
+	return strings.Join(s, " ")
+}
+
+// decode parses body into v, failing the test on malformed XML.
+func decode(t *testing.T, body []byte, v any) {
+	t.Helper()
+	if err := xml.Unmarshal(body, v); err != nil {
+		t.Fatalf("decode response: %v\n%s", err, body)
+	}
+}
+
+// list reads a summaries response and checks its root element.
+func (e *v2Env) list(path, root string) xList {
+	e.t.Helper()
+	var l xList
+	decode(e.t, e.get(path, http.StatusOK), &l)
+	if got, want := l.XMLName.Local, root; got != want {
+		e.t.Fatalf("GET %s: root <%s>, want <%s>", path, got, want)
+	}
+	return l
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestV2Version1NotFound(t *testing.T) {
+	e := v2Setup(t)
+	paths := []string{
+		"/object", "/re/view", "/re/view/12", "/re/view/12/search?created_by=5", "/re/search?created_by=5",
+		"/re/1/related", "/re/1/fieldhistory/103", "/risk/view", "/risk/search",
+	}
+	for _, p := range paths {
+		t.Run(p, func(t *testing.T) {
+			status, body := e.do(http.MethodGet, e.url+"/api/acme"+p, "alice", "")
+			if got, want := status, http.StatusNotFound; got != want {
+				t.Errorf("GET /api/acme%s: status %d, want %d; body:\n%s", p, got, want, body)
+			}
+			status, _ = e.do(http.MethodGet, e.url+"/api2/acme"+p, "alice", "")
+			if got, want := status, http.StatusOK; got != want {
+				t.Errorf("GET /api2/acme%s: status %d, want %d", p, got, want)
+			}
+		})
+	}
+}
+
+func TestV2MethodNotAllowed(t *testing.T) {
+	e := v2Setup(t)
+	for _, p := range []string{"/object", "/re/view", "/re/search", "/re/1/related", "/re/1/fieldhistory/103"} {
+		status, _ := e.do(http.MethodPost, e.base+p, "alice", "<x/>")
+		if got, want := status, http.StatusMethodNotAllowed; got != want {
+			t.Errorf("POST %s: status %d, want %d", p, got, want)
+		}
+	}
+}
+
+func TestV2Unauthenticated(t *testing.T) {
+	e := v2Setup(t)
+	for _, user := range []string{"nobody", "olga"} {
+		status, _ := e.do(http.MethodGet, e.base+"/re/search", user, "")
+		if got, want := status, http.StatusUnauthorized; got != want {
+			t.Errorf("search as %s: status %d, want %d", user, got, want)
+		}
+	}
+}
