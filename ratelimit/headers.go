@@ -57,7 +57,11 @@ func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64((d + time.Second - 1) / time.Second)
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++ // no overflow near the largest Duration, unlike (d + time.Second - 1)
+	}
+	return s
 }
 
 // ThrottleXML is the body of a rate-limit rejection, exactly as the mirrored service sends it (spec Part 2), with
