@@ -68,7 +68,7 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64)
 			if err != nil {
 				return out, err
 			}
-			if v == "" && f.Required {
+			if strings.TrimSpace(v) == "" && f.Required {
 				return out, core.Invalid(f.Name(), "is required and cannot be empty")
 			}
 			out.values[f.ID] = v

@@ -1,0 +1,252 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/sqlite"
+)
+
+// The test account "acme": requirements with one field of every type the record code distinguishes, a
+// feature and use-case kind with a title only, a custom object "risk", and users of whom two share an
+// address. A second account "other" checks that credentials do not cross accounts.
+const (
+	keyAcme  = "acme"
+	keyOther = "other"
+)
+
+var (
+	hashesOnce sync.Once
+	hashes     map[string][]byte
+)
+
+// passwordHash hashes the test passwords once per test binary (MinCost: tests need no slow hashes).
+func passwordHash(tb testing.TB, password string) []byte {
+	hashesOnce.Do(func() {
+		hashes = map[string][]byte{}
+		for _, p := range []string{"alice-secret", "bob-secret", "carol-secret", "zed-secret", "new-secret"} {
+			h, err := bcrypt.GenerateFromPassword([]byte(p), bcrypt.MinCost)
+			if err != nil {
+				panic(err)
+			}
+			hashes[p] = h
+		}
+	})
+	h, ok := hashes[password]
+	if !ok {
+		tb.Fatalf("no test hash for %q", password)
+	}
+	return h
+}
+
+func user(tb testing.TB, id int64, name, email, first, last, password string) core.UserSpec {
+	return core.UserSpec{User: core.User{ID: id, Username: name, Email: email, FirstName: first, LastName: last,
+		Status: "Active", PasswordHash: passwordHash(tb, password)}}
+}
+
+func title(id int64, kind string) core.Field {
+	return core.Field{ID: id, Kind: kind, Label: "Title", Type: core.TypeTextbox, SpecialPurpose: "title",
+		Required: true, Sort: 1, Help: "Short name", MaxSize: 255}
+}
+
+// testProvision is the account file of the tests, built directly (the account-file reader is tested in
+// core/accounts).
+func testProvision(tb testing.TB) *core.Provision {
+	re := []core.Field{
+		title(101, "re"),
+		{ID: 102, Kind: "re", Label: "Description", Type: core.TypeTextarea, SpecialPurpose: "desc", Sort: 2, MaxSize: 30000},
+		{ID: 103, Kind: "re", Label: "Status", Type: core.TypePickOne, SpecialPurpose: "status", Sort: 3,
+			ListType: core.ListNormal, Options: []core.Option{
+				{Value: 1, Label: "Pending Review", Sort: 1, Default: true},
+				{Value: 2, Label: "Accepted - Scheduled", Sort: 2},
+				{Value: 3, Label: "Accepted - Unscheduled", Sort: 3},
+			}},
+		{ID: 104, Kind: "re", Label: "Owner", Type: core.TypePickOne, SpecialPurpose: "owner", Sort: 4, ListType: core.ListUser},
+		{ID: 105, Kind: "re", Label: "Platforms", Type: core.TypePickMultiple, Sort: 5, ListType: core.ListNormal,
+			Options: []core.Option{{Value: 1, Label: "Web", Sort: 1}, {Value: 2, Label: "iOS", Sort: 2}, {Value: 3, Label: "Android", Sort: 3}}},
+		{ID: 106, Kind: "re", Label: "Estimate", Type: core.TypeInteger, Sort: 6},
+		{ID: 107, Kind: "re", Label: "Reviewers", Type: core.TypePickMultiple, Sort: 7, ListType: core.ListUser},
+	}
+	return &core.Provision{Accounts: []core.AccountSpec{
+		{
+			APIKey: keyAcme,
+			Name:   "Acme Corp",
+			Users: []core.UserSpec{
+				user(tb, 5, "alice", "alice@acme.test", "Alice", "Archer", "alice-secret"),
+				user(tb, 6, "bob", "bob@acme.test", "Bob", "Baker", "bob-secret"),
+				user(tb, 7, "carol", "alice@acme.test", "Carol", "Cooper", "carol-secret"),
+			},
+			Fields: map[string][]core.Field{
+				"re": re,
+				"ft": {title(201, "ft")},
+				"uc": {title(301, "uc")},
+			},
+			Objects: []core.ObjectSpec{{
+				Object: core.Object{APIPrefix: "risk", NameSingular: "Risk", NamePlural: "Risks", IDPrefix: "RSK",
+					Description: "Project risks", Custom: true},
+				Fields: []core.Field{
+					title(401, "risk"),
+					{ID: 402, Kind: "risk", Label: "Severity", Type: core.TypePickOne, Sort: 2, ListType: core.ListNormal,
+						Options: []core.Option{{Value: 1, Label: "Low"}, {Value: 2, Label: "High"}}},
+				},
+			}},
+		},
+		{
+			APIKey: keyOther,
+			Name:   "Other Inc",
+			Users:  []core.UserSpec{user(tb, 1, "zed", "zed@other.test", "Zed", "Zulu", "zed-secret")},
+			Fields: map[string][]core.Field{"re": {title(101, "re")}, "ft": {title(201, "ft")}, "uc": {title(301, "uc")}},
+		},
+	}}
+}
+
+// env is a core API on a temporary SQLite file behind a real loopback HTTP server.
+type env struct {
+	t     testing.TB
+	URL   string
+	Store *sqlite.Store
+	API   *api.Server
+}
+
+// start opens a new store, applies testProvision and serves the API.
+func start(tb testing.TB, opt api.Options) *env {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "core.db"))
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if err := st.Apply(ctx, testProvision(tb)); err != nil {
+		tb.Fatalf("apply: %v", err)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv := api.New(st, opt)
+	hs := httptest.NewServer(srv)
+	tb.Cleanup(hs.Close)
+	return &env{t: tb, URL: hs.URL, Store: st, API: srv}
+}
+
+// resp is a response read whole.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// req describes a request of a test; the zero User means alice.
+type req struct {
+	Method, Path, Body string
+	User, Pass         string
+	NoAuth             bool
+	Header             map[string]string
+}
+
+func (e *env) do(r req) resp {
+	e.t.Helper()
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
+	var body io.Reader
+	if r.Body != "" {
+		body = strings.NewReader(r.Body)
+	}
+	hr, err := http.NewRequest(r.Method, e.URL+r.Path, body)
+	if err != nil {
+		e.t.Fatalf("new request: %v", err)
+	}
+	if r.Body != "" {
+		hr.Header.Set("Content-Type", "application/xml")
+	}
+	if !r.NoAuth {
+		if r.User == "" {
+			r.User, r.Pass = "alice", "alice-secret"
+		}
+		hr.SetBasicAuth(r.User, r.Pass)
+	}
+	for k, v := range r.Header {
+		hr.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", r.Method, r.Path, err)
+	}
+	return resp{Status: res.StatusCode, Header: res.Header, Body: string(b)}
+}
+
+// must does r and fails the test unless the status is want.
+func (e *env) must(r req, want int) resp {
+	e.t.Helper()
+	got := e.do(r)
+	if got.Status != want {
+		e.t.Fatalf("%s %s: status %d, want %d; body:\n%s", r.Method, r.Path, got.Status, want, got.Body)
+	}
+	return got
+}
+
+// create POSTs a record body and returns the new id from the Location header.
+func (e *env) create(version, seg, body string) string {
+	e.t.Helper()
+	res := e.must(req{Method: "POST", Path: version + "/" + keyAcme + "/" + seg, Body: body}, http.StatusCreated)
+	loc := res.Header.Get("Location")
+	i := strings.LastIndexByte(loc, '/')
+	if i < 0 {
+		e.t.Fatalf("Location %q has no id", loc)
+	}
+	return loc[i+1:]
+}
+
+// body builds a write body with root and name, value pairs.
+func body(root string, nv ...string) string {
+	var b strings.Builder
+	b.WriteString("<" + root + "><fields>")
+	for i := 0; i+1 < len(nv); i += 2 {
+		b.WriteString("<field><name>" + nv[i] + "</name><value>" + nv[i+1] + "</value></field>")
+	}
+	b.WriteString("</fields></" + root + ">")
+	return b.String()
+}
+
+// clock is a settable clock for Options.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// on is e reporting to t (a subtest).
+func (e *env) on(t testing.TB) *env {
+	c := *e
+	c.t = t
+	return &c
+}

@@ -1,0 +1,313 @@
+package api_test
+
+import (
+	"encoding/xml"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The full record read of a requirement with every field type set, in version 2 (CDATA, value_plaintext)
+// and version 1 (plain text).
+func TestRecordRead(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api2", "re", body("requirement",
+		"field_101", "Export &amp; import",
+		"field_102", "<![CDATA[<b>Important:</b> save as <i>CSV</i>. ]]]]><![CDATA[>]]>",
+		"field_103", "2",
+		"field_104", "6",
+		"field_105", "3,1",
+		"field_106", " 42 ",
+		"field_107", "7,5",
+		"version_comment", "first",
+	))
+	if got, want := id, "1"; got != want {
+		t.Fatalf("new id %s, want %s", got, want)
+	}
+	wantFields := `<field>
+<name>id</name>
+<label>ID</label>
+<value>1</value>
+<prefix>RE-</prefix>
+<sort>0</sort>
+</field>
+<field>
+<name>field_101</name>
+<label>Title</label>
+<value>Export &amp; import</value>
+<sort>1</sort>
+</field>
+<field>
+<name>field_102</name>
+<label>Description</label>
+%DESC%<sort>2</sort>
+</field>
+<field>
+<name>field_103</name>
+<label>Status</label>
+<value id="2">Accepted - Scheduled</value>
+<list_type>normal</list_type>
+<sort>3</sort>
+</field>
+<field>
+<name>field_104</name>
+<label>Owner</label>
+<value id="6" email="bob@acme.test">Bob Baker</value>
+<list_type>user</list_type>
+<sort>4</sort>
+</field>
+<field>
+<name>field_105</name>
+<label>Platforms</label>
+<value>
+<value id="1">Web</value>
+<value id="3">Android</value>
+</value>
+<list_type>normal</list_type>
+<sort>5</sort>
+</field>
+<field>
+<name>field_106</name>
+<label>Estimate</label>
+<value>42</value>
+<sort>6</sort>
+</field>
+<field>
+<name>field_107</name>
+<label>Reviewers</label>
+<value>
+<value id="5" email="alice@acme.test">Alice Archer</value>
+<value id="7" email="alice@acme.test">Carol Cooper</value>
+</value>
+<list_type>user</list_type>
+<sort>7</sort>
+</field>
+<field>
+<name>version_number</name>
+<label>Version Number (Auto-generated)</label>
+<value>1</value>
+<sort />
+</field>
+<field>
+<name>created_time</name>
+<label>Created Time (GMT Timestamp)</label>
+<value>1700000000</value>
+<sort />
+</field>
+<field>
+<name>last_updated_time</name>
+<label>Last Updated Time (GMT Timestamp)</label>
+<value>1700000000</value>
+<sort />
+</field>
+<field>
+<name>created_by</name>
+<label>Created By</label>
+<value>5</value>
+<sort />
+</field>
+<field>
+<name>last_updated_by</name>
+<label>Last Updated By</label>
+<value>5</value>
+<sort />
+</field>
+<field>
+<name>version_comment</name>
+<label>Version Comment</label>
+<value>first</value>
+<sort />
+</field>
+`
+	tests := []struct {
+		version, desc string
+	}{
+		{"/api2", "<value><![CDATA[<b>Important:</b> save as <i>CSV</i>. ]]]]><![CDATA[>]]></value>\n" +
+			"<value_plaintext>Important: save as CSV. ]]&gt;</value_plaintext>\n"},
+		{"/api", "<value>Important: save as CSV. ]]&gt;</value>\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			e := e.on(t)
+			res := e.must(req{Path: tt.version + "/acme/re/1"}, http.StatusOK)
+			want := `<?xml version="1.0" encoding="UTF-8"?>` + "\n<requirement>\n<fields>\n" +
+				strings.Replace(wantFields, "%DESC%", tt.desc, 1) + "</fields>\n</requirement>\n"
+			if res.Body != want {
+				t.Errorf("GET %s/acme/re/1:\ngot:\n%s\nwant:\n%s", tt.version, res.Body, want)
+			}
+			if got, want := res.Header.Get("Content-Type"), "application/xml; charset=utf-8"; got != want {
+				t.Errorf("Content-Type %q, want %q", got, want)
+			}
+			var doc struct{}
+			if err := xml.Unmarshal([]byte(res.Body), &doc); err != nil {
+				t.Errorf("record read does not parse: %v", err)
+			}
+		})
+	}
+}
+
+// Create, read, update, delete of re, ft and uc in both versions, with the Location header and the
+// soft-delete statuses.
+func TestRecordLifecycle(t *testing.T) {
+	e := start(t, fixedClock())
+	kinds := []struct{ seg, root, title, prefix string }{
+		{"re", "requirement", "field_101", "RE-"},
+		{"ft", "feature", "field_201", "FT-"},
+		{"uc", "use_case", "field_301", "UC-"},
+	}
+	for _, version := range []string{"/api", "/api2"} {
+		for _, k := range kinds {
+			t.Run(version+"/"+k.seg, func(t *testing.T) {
+				e := e.on(t)
+				path := version + "/acme/" + k.seg
+				res := e.must(req{Method: "POST", Path: path, Body: body(k.root, k.title, "One")}, http.StatusCreated)
+				loc := res.Header.Get("Location")
+				base := e.URL + path + "/"
+				if !strings.HasPrefix(loc, base) {
+					t.Fatalf("Location %q, want %s<id>", loc, base)
+				}
+				if res.Body != "" {
+					t.Errorf("create body %q, want empty", res.Body)
+				}
+				rec := path + "/" + strings.TrimPrefix(loc, base)
+				got := e.must(req{Path: rec}, http.StatusOK)
+				for _, want := range []string{"<prefix>" + k.prefix + "</prefix>", "<value>One</value>", "<root>"} {
+					want = strings.Replace(want, "<root>", "<"+k.root+">", 1)
+					if !strings.Contains(got.Body, want) {
+						t.Errorf("GET %s lacks %s:\n%s", rec, want, got.Body)
+					}
+				}
+
+				e.must(req{Method: "PUT", Path: rec, Body: body(k.root, k.title, "Two", "version_comment", "renamed"),
+					User: "bob", Pass: "bob-secret"}, http.StatusOK)
+				got = e.must(req{Path: rec}, http.StatusOK)
+				for _, want := range []string{
+					"<value>Two</value>",
+					"<name>version_number</name>\n<label>Version Number (Auto-generated)</label>\n<value>2</value>",
+					"<name>created_by</name>\n<label>Created By</label>\n<value>5</value>",
+					"<name>last_updated_by</name>\n<label>Last Updated By</label>\n<value>6</value>",
+					"<value>renamed</value>",
+				} {
+					if !strings.Contains(got.Body, want) {
+						t.Errorf("GET %s after PUT lacks %q:\n%s", rec, want, got.Body)
+					}
+				}
+
+				e.must(req{Method: "DELETE", Path: rec}, http.StatusOK)
+				e.must(req{Path: rec}, http.StatusNotFound)
+				e.must(req{Method: "DELETE", Path: rec}, http.StatusConflict)
+				e.must(req{Method: "PUT", Path: rec, Body: body(k.root, k.title, "Three")}, http.StatusNotFound)
+			})
+		}
+	}
+}
+
+// A partial update changes only the fields sent, and every change is recorded for field history.
+func TestUpdateRecordsHistory(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api", "re", body("requirement", "field_101", "A", "field_106", "1"))
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: body("requirement", "field_106", "2")}, http.StatusOK)
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: body("requirement", "field_106", "2")}, http.StatusOK)
+	got := e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body
+	for _, want := range []string{"<value>A</value>", "<value>2</value>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("record lacks %q:\n%s", want, got)
+		}
+	}
+	changes, err := e.Store.History(t.Context(), acmeID(t, e), "re", 1, 106)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(changes), 1; got != want {
+		t.Fatalf("%d changes of field_106, want %d: %+v", got, want, changes)
+	}
+	if got, want := changes[0].Old+"->"+changes[0].New, "1->2"; got != want {
+		t.Errorf("change %s, want %s", got, want)
+	}
+}
+
+// Create applies the default option of a picklist the body leaves out.
+func TestCreateDefaults(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api", "re", body("requirement", "field_101", "A"))
+	got := e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body
+	if want := `<value id="1">Pending Review</value>`; !strings.Contains(got, want) {
+		t.Errorf("record lacks the default status %s:\n%s", want, got)
+	}
+}
+
+// A picklist value may be sent back in the shape a read gives it.
+func TestWritePicklistReadShape(t *testing.T) {
+	e := start(t, fixedClock())
+	b := `<requirement><fields>
+<field><name>field_101</name><label>Title</label><value>A</value><sort>1</sort></field>
+<field><name>field_103</name><value id="3">Accepted - Unscheduled</value></field>
+<field><name>field_105</name><value><value id="2">iOS</value><value id="1">Web</value></value></field>
+</fields></requirement>`
+	id := e.create("/api2", "re", b)
+	got := e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body
+	for _, want := range []string{`<value id="3">Accepted - Unscheduled</value>`, "<value>\n<value id=\"1\">Web</value>\n<value id=\"2\">iOS</value>\n</value>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("record lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// Location names the address the caller used: the gateway's scheme and host when it forwards them.
+func TestLocation(t *testing.T) {
+	e := start(t, fixedClock())
+	tests := []struct {
+		name, version string
+		header        map[string]string
+		want          string
+	}{
+		{"direct v1", "/api", nil, e.URL + "/api/acme/re/"},
+		{"direct v2", "/api2", nil, e.URL + "/api2/acme/re/"},
+		{"forwarded", "/api2", map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example:8443"},
+			"https://gw.example:8443/api2/acme/re/"},
+		{"forwarded list", "/api", map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
+			"https://a.example/api/acme/re/"},
+		{"bad forwarded host", "/api", map[string]string{"X-Forwarded-Host": "evil/x"}, e.URL + "/api/acme/re/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.on(t)
+			res := e.must(req{Method: "POST", Path: tt.version + "/acme/re", Body: body("requirement", "field_101", "x"),
+				Header: tt.header}, http.StatusCreated)
+			if got := res.Header.Get("Location"); !strings.HasPrefix(got, tt.want) || len(got) == len(tt.want) {
+				t.Errorf("Location %q, want %s<id>", got, tt.want)
+			}
+		})
+	}
+}
+
+// Concurrent creates all succeed with distinct ids.
+func TestConcurrentCreates(t *testing.T) {
+	e := start(t, fixedClock())
+	const n = 40
+	ids := make(chan string, n)
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			r := e.do(req{Method: "POST", Path: "/api/acme/re", Body: body("requirement", "field_101", "x")})
+			if r.Status != http.StatusCreated {
+				errs <- r.Body
+				ids <- ""
+				return
+			}
+			ids <- r.Header.Get("Location")
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		id := <-ids
+		if id == "" {
+			t.Errorf("create failed: %s", <-errs)
+			continue
+		}
+		if seen[id] {
+			t.Errorf("id %s given twice", id)
+		}
+		seen[id] = true
+	}
+}
