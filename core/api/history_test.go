@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/xml"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/reqgate/reqgate/core"
@@ -76,4 +79,166 @@ func TestRenderHistory(t *testing.T) {
 	if got, want := string(renderHistory(f, nil, nil)), xmlHeader+"<history_items>\n</history_items>\n"; got != want {
 		t.Errorf("renderHistory(no changes) = %q, want %q", got, want)
 	}
+}
+
+// xHistoryValue is an old_value or new_value as read back.
+type xHistoryValue struct {
+	ID       *string `xml:"id,attr"`
+	Email    *string `xml:"email,attr"`
+	Value    *string `xml:"value,attr"`
+	Text     string  `xml:",chardata"`
+	Year     string  `xml:"year"`
+	Month    string  `xml:"month"`
+	Date     string  `xml:"date"`
+	Timezone string  `xml:"timezone"`
+	Values   []struct {
+		ID    string `xml:"id,attr"`
+		Email string `xml:"email,attr"`
+		Text  string `xml:",chardata"`
+	} `xml:"value"`
+}
+
+// String writes the value compactly: [id=..][email=..][value=..]text, {id:email:text ...} for multiple
+// picklists, YYYY/MM/DD TZ for dates.
+func (v xHistoryValue) String() string {
+	var b strings.Builder
+	if v.Year != "" {
+		return v.Year + "/" + v.Month + "/" + v.Date + " " + v.Timezone
+	}
+	for _, a := range []struct {
+		name string
+		v    *string
+	}{{"id", v.ID}, {"email", v.Email}, {"value", v.Value}} {
+		if a.v != nil {
+			b.WriteString("[" + a.name + "=" + *a.v + "]")
+		}
+	}
+	if len(v.Values) > 0 {
+		b.WriteString("{")
+		for i, x := range v.Values {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			b.WriteString(x.ID + ":" + x.Email + ":" + x.Text)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	b.WriteString(strings.TrimSpace(v.Text))
+	return b.String()
+}
+
+type xHistory struct {
+	XMLName xml.Name
+	Items   []struct {
+		UserID int64         `xml:"user_id"`
+		Action string        `xml:"action"`
+		Old    xHistoryValue `xml:"old_value"`
+		New    xHistoryValue `xml:"new_value"`
+		Time   xStamp        `xml:"activity_time"`
+	} `xml:"history"`
+}
+
+func TestV2FieldHistory(t *testing.T) {
+	e := v2Setup(t)
+	type change struct {
+		user, value string
+		old, new    string // expected shapes (xHistoryValue.String)
+	}
+	tests := []struct {
+		name    string
+		field   string
+		changes []change
+	}{
+		{"Textbox", "101", []change{{"alice", "Export all", "Export", "Export all"}}},
+		{"Textarea", "102", []change{
+			{"bob", "<![CDATA[<b>Export</b> the list]]>", "", "<b>Export</b> the list"},
+			{"alice", "plain", "<b>Export</b> the list", "plain"},
+		}},
+		{"Picklist", "103", []change{
+			{"alice", "2", "[id=1]Pending Review", "[id=2]Accepted - Scheduled"},
+			{"bob", "3", "[id=2]Accepted - Scheduled", "[id=3]Accepted - Unscheduled"},
+		}},
+		{"user Picklist", "104", []change{
+			{"alice", "5", "", "[id=5][email=alice@acme.test]Alice Archer"},
+			{"alice", "6", "[id=5][email=alice@acme.test]Alice Archer", "[id=6][email=bob@acme.test]Bob Baker"},
+		}},
+		{"multiple Picklist", "105", []change{{"alice", "3,1", "{1::Web 2::iOS}", "{1::Web 3::Android}"}}},
+		{"multiple user Picklist", "113", []change{{"bob", "6,5", "", "{5:alice@acme.test:Alice Archer 6:bob@acme.test:Bob Baker}"}}},
+		{"Text", "106", []change{{"alice", "some &amp; notes", "", "some & notes"}}},
+		{"Email", "107", []change{{"alice", "c@acme.test", "", "c@acme.test"}}},
+		{"URL", "108", []change{{"alice", "https://acme.test/a?b=1&amp;c=2", "", "https://acme.test/a?b=1&c=2"}}},
+		{"Number", "109", []change{{"alice", "2.5", "", "2.5"}}},
+		{"Number-Integer", "112", []change{{"alice", "8", "", "8"}, {"bob", "13", "8", "13"}}},
+		{"Date", "110", []change{{"alice", "2026-03-07", "", "2026/03/07 GMT"}, {"alice", "2026-12-31", "2026/03/07 GMT", "2026/12/31 GMT"}}},
+		{"Checkbox", "111", []change{{"alice", "1", "", "[value=1]Checked"}, {"bob", "0", "[value=1]Checked", "[value=0]Unchecked"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var times []int64
+			for _, c := range tt.changes {
+				times = append(times, e.put(c.user, "re", 1, "field_"+tt.field, c.value))
+			}
+			var got xHistory
+			body := e.get("/re/1/fieldhistory/"+tt.field, http.StatusOK)
+			decode(t, body, &got)
+			if got.XMLName.Local != "history_items" {
+				t.Errorf("root <%s>, want <history_items>", got.XMLName.Local)
+			}
+			if len(got.Items) != len(tt.changes) {
+				t.Fatalf("%d history items, want %d:\n%s", len(got.Items), len(tt.changes), body)
+			}
+			for i, c := range tt.changes {
+				h := got.Items[i]
+				wantUser := int64(5)
+				if c.user == "bob" {
+					wantUser = 6
+				}
+				if h.UserID != wantUser || h.Action != "Modified" || h.Time != (xStamp{"GMT Timestamp", times[i]}) {
+					t.Errorf("item %d: user_id %d action %q activity_time %+v, want %d Modified %d",
+						i, h.UserID, h.Action, h.Time, wantUser, times[i])
+				}
+				if got, want := h.Old.String(), c.old; got != want {
+					t.Errorf("item %d: old_value %q, want %q", i, got, want)
+				}
+				if got, want := h.New.String(), c.new; got != want {
+					t.Errorf("item %d: new_value %q, want %q", i, got, want)
+				}
+			}
+			if tt.field == "102" && !strings.Contains(string(body), "<new_value><![CDATA[<b>Export</b> the list]]></new_value>") {
+				t.Errorf("Textarea values must be CDATA:\n%s", body)
+			}
+			if tt.field == "104" && !strings.Contains(string(body), "<old_value />") {
+				t.Errorf("an empty value must be an empty element:\n%s", body)
+			}
+		})
+	}
+}
+
+func TestV2FieldHistoryEmptyAndMissing(t *testing.T) {
+	e := v2Setup(t)
+	e.put("alice", "re", 1, "field_103", "2") // history on RE-1 only
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/re/1/fieldhistory/101", http.StatusOK},        // a field without changes
+		{"/re/3/fieldhistory/103", http.StatusOK},        // a record without changes
+		{"/risk/3/fieldhistory/302", http.StatusOK},      // a custom object's field
+		{"/re/99/fieldhistory/103", http.StatusNotFound}, // no such record
+		{"/re/1/fieldhistory/999", http.StatusNotFound},  // no such field
+		{"/re/1/fieldhistory/201", http.StatusNotFound},  // a field of features
+		{"/re/1/fieldhistory/901", http.StatusNotFound},  // the other account's field
+		{"/re/1/fieldhistory/abc", http.StatusNotFound},
+		{"/re/abc/fieldhistory/103", http.StatusNotFound},
+		{"/nope/1/fieldhistory/103", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		body := e.get(tt.path, tt.status)
+		if tt.status == http.StatusOK && !strings.HasSuffix(string(body), "<history_items>\n</history_items>\n") {
+			t.Errorf("GET %s: want an empty <history_items>, got:\n%s", tt.path, body)
+		}
+	}
+	e.del("re", 1)
+	e.get("/re/1/fieldhistory/103", http.StatusNotFound)
 }
