@@ -1,0 +1,248 @@
+package storetest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// Snapshot renders everything the Store interface shows about an account, to compare states.
+func Snapshot(t *testing.T, st core.Store, apiKey string) string {
+	t.Helper()
+	var b strings.Builder
+	a, err := st.Account(ctx, apiKey)
+	if err != nil {
+		t.Fatalf("Account(%q): %v", apiKey, err)
+	}
+	fmt.Fprintf(&b, "account %+v\n", a)
+	us, err := st.Users(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("Users: %v", err)
+	}
+	fmt.Fprintf(&b, "users %+v\n", normUsers(us))
+	os, err := st.Objects(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("Objects: %v", err)
+	}
+	fmt.Fprintf(&b, "objects %+v\n", os)
+	for _, o := range os {
+		fs, err := st.Fields(ctx, a.ID, o.APIPrefix)
+		if err != nil {
+			t.Fatalf("Fields(%s): %v", o.APIPrefix, err)
+		}
+		fmt.Fprintf(&b, "fields %s %+v\n", o.APIPrefix, fs)
+		vs, err := st.Views(ctx, a.ID, o.APIPrefix)
+		if err != nil {
+			t.Fatalf("Views(%s): %v", o.APIPrefix, err)
+		}
+		fmt.Fprintf(&b, "views %s %+v\n", o.APIPrefix, vs)
+		for _, deleted := range [][]core.Condition{nil, {{Attr: "deleted_time", Op: '>', Value: "0"}}} {
+			ms, err := st.Search(ctx, a.ID, o.APIPrefix, deleted)
+			if err != nil {
+				t.Fatalf("Search(%s): %v", o.APIPrefix, err)
+			}
+			for _, m := range ms {
+				r, err := st.Record(ctx, a.ID, m.Kind, m.ID)
+				if err != nil {
+					t.Fatalf("Record(%s, %d): %v", m.Kind, m.ID, err)
+				}
+				fmt.Fprintf(&b, "record %+v\nsummary %+v\n", r, m)
+				if r.DeletedTime == 0 {
+					rs, err := st.Related(ctx, a.ID, m.Kind, m.ID)
+					if err != nil {
+						t.Fatalf("Related(%s, %d): %v", m.Kind, m.ID, err)
+					}
+					fmt.Fprintf(&b, "related %+v\n", rs)
+				}
+				for _, f := range fs {
+					h, err := st.History(ctx, a.ID, m.Kind, m.ID, f.ID)
+					if err != nil {
+						t.Fatalf("History(%s, %d, %d): %v", m.Kind, m.ID, f.ID, err)
+					}
+					if len(h) > 0 {
+						fmt.Fprintf(&b, "history %d %+v\n", f.ID, h)
+					}
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func testApplyIdempotent(t *testing.T, st core.Store) {
+	provisioned(t, st)
+	acme1, other1 := Snapshot(t, st, "acme"), Snapshot(t, st, "other")
+	for i := range 2 {
+		if err := st.Apply(ctx, Fixture()); err != nil {
+			t.Fatalf("Apply #%d: %v", i+2, err)
+		}
+		check(t, fmt.Sprintf("acme after Apply #%d", i+2), Snapshot(t, st, "acme"), acme1)
+		check(t, fmt.Sprintf("other after Apply #%d", i+2), Snapshot(t, st, "other"), other1)
+	}
+	// An empty provision changes nothing.
+	if err := st.Apply(ctx, &core.Provision{}); err != nil {
+		t.Fatalf("Apply(empty): %v", err)
+	}
+	check(t, "acme after an empty Apply", Snapshot(t, st, "acme"), acme1)
+}
+
+func testApplyUpdatesInPlace(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	update(t, st, acme, "re", 2, core.Update{UserID: 5, Time: t3, Values: map[int64]string{reTitle: "Imported"}})
+
+	p := Fixture()
+	a := &p.Accounts[0]
+	a.Name = "Acme Corporation"
+	a.Users[0].Email = "bob@new.test"                                           // bob keeps id 6
+	a.Users[0].PasswordHash = nil                                               // no hash given: the stored one stays
+	a.Users = append(a.Users, core.UserSpec{User: core.User{Username: "dave"}}) // gets 8
+	re := a.Fields[core.KindRequirement]
+	re[0].Label = "Summary"
+	re[2].Options = append(re[2].Options, core.Option{Value: 4, Label: "Rejected", Sort: 4})
+	re[2].Options[1].Label = "Pending"
+	a.Fields[core.KindFeature] = append(a.Fields[core.KindFeature],
+		core.Field{Label: "Status", Type: core.TypePickOne, Sort: 9, ListType: core.ListNormal}, // matched by label: 202
+		core.Field{Label: "Effort", Type: core.TypeInteger, Sort: 3})                            // new: max id + 1 = 403
+	a.Views[1].Name = "Pending"
+	a.Records[0].Values[reStatus] = "3"
+	a.Records[0].Values[reDesc] = ""
+	a.Relationships = append(a.Relationships, core.RelationshipSpec{FromKind: "re", FromID: 4, ToKind: "ft",
+		ToID: 7, Type: "parent"})
+	if err := st.Apply(ctx, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+
+	got, err := st.Account(ctx, "acme")
+	checkErr(t, "Account", err, nil)
+	check(t, "account renamed in place", got, core.Account{ID: acme, APIKey: "acme", Name: "Acme Corporation"})
+	us, err := st.Users(ctx, acme)
+	checkErr(t, "Users", err, nil)
+	var names []string
+	for _, u := range us {
+		names = append(names, fmt.Sprintf("%d %s %s %s", u.ID, u.Username, u.Email, u.PasswordHash))
+	}
+	check(t, "users", names, []string{"5 alice alice@acme.test hash-alice", "6 bob bob@new.test hash-bob",
+		"7 carol carol@acme.test ", "8 dave  "})
+
+	fs, err := st.Fields(ctx, acme, "re")
+	checkErr(t, "Fields", err, nil)
+	check(t, "renamed field", fs[1].Label, "Summary")
+	check(t, "options of status", fmt.Sprint(fs[3].Options),
+		fmt.Sprint([]core.Option{{Value: 1, Label: "Pending", Sort: 1, Default: true},
+			{Value: 2, Label: "Accepted - Scheduled", Sort: 2, Desc: "planned"},
+			{Value: 3, Label: "Accepted - Unscheduled", Sort: 3}, {Value: 4, Label: "Rejected", Sort: 4}}))
+	fs, err = st.Fields(ctx, acme, "ft")
+	checkErr(t, "Fields", err, nil)
+	var ids []string
+	for _, f := range fs {
+		ids = append(ids, fmt.Sprintf("%d %s %d %d", f.ID, f.Label, f.Sort, len(f.Options)))
+	}
+	check(t, "ft fields (Status matched by label, Effort new)", ids,
+		[]string{"201 Title 1 0", "403 Effort 3 0", "202 Status 9 2"})
+
+	vs, err := st.Views(ctx, acme, "re")
+	checkErr(t, "Views", err, nil)
+	check(t, "view names", []string{vs[0].Name, vs[1].Name}, []string{"Pending", "Mine"})
+
+	r := record(t, st, acme, "re", 1)
+	check(t, "changed seed record: version", r.Version, int64(2))
+	check(t, "changed seed record: values", r.Values, map[int64]string{reTitle: "Export to CSV", reStatus: "3",
+		rePlatform: "1,3", reOwner: "6"})
+	h, err := st.History(ctx, acme, "re", 1, reStatus)
+	checkErr(t, "History", err, nil)
+	check(t, "seed changes write no history", len(h), 0)
+	check(t, "search follows seed changes", search(t, st, acme, "re", "field_103=3"), []int64{1})
+	check(t, "search follows seed changes", search(t, st, acme, "re", "field_103=1"), []int64{4})
+	check(t, "unchanged seed record keeps its version", record(t, st, acme, "re", 4).Version, int64(1))
+	// re 2 was updated through the API and the file still holds its old values: the file wins.
+	r = record(t, st, acme, "re", 2)
+	check(t, "seed record changed by the API, then applied again", []any{r.Version, r.Values[reTitle]},
+		[]any{int64(3), "Import"})
+	check(t, "new relationship", relations(t, st, acme, "ft", 7),
+		[]string{`Is Child Of re-1 "Export to CSV"`, `Is Child Of re-4 "Print"`})
+}
+
+func testApplyAllOrNothing(t *testing.T, st core.Store) {
+	bad := Fixture()
+	bad.Accounts[1].Relationships = []core.RelationshipSpec{{FromKind: "re", FromID: 9, ToKind: "re", ToID: 99,
+		Type: "related"}}
+	if err := st.Apply(ctx, bad); err == nil {
+		t.Fatalf("Apply with a relationship to a missing record: no error")
+	}
+	empty, err := st.Empty(ctx)
+	checkErr(t, "Empty", err, nil)
+	check(t, "Empty after a failed Apply", empty, true)
+
+	provisioned(t, st)
+	before := Snapshot(t, st, "acme")
+	bad = Fixture()
+	a := &bad.Accounts[0]
+	a.Name = "Renamed"
+	a.Users = append(a.Users, core.UserSpec{User: core.User{Username: "erin"}})
+	a.Records = append(a.Records, core.RecordSpec{Kind: "re", ID: 50, CreatedByUsername: "erin"})
+	a.Records[0].Values[reTitle] = "Changed"
+	a.Relationships = append(a.Relationships, core.RelationshipSpec{FromKind: "re", FromID: 50, ToKind: "uc",
+		ToID: 77, Type: "parent"})
+	if err := st.Apply(ctx, bad); err == nil {
+		t.Fatalf("Apply with a relationship to a missing record: no error")
+	}
+	check(t, "acme after a failed Apply", Snapshot(t, st, "acme"), before)
+	check(t, "next id after a failed Apply", create(t, st, accountID(t, st, "acme"),
+		core.Record{Kind: "re", CreatedBy: 5}).ID, int64(5))
+}
+
+func testApplyErrors(t *testing.T, st core.Store) {
+	tests := []struct {
+		name   string
+		change func(a *core.AccountSpec)
+		naming string // the error must name this
+	}{
+		{"view by unknown user", func(a *core.AccountSpec) { a.Views[0].CreatedByUsername = "zed" }, "zed"},
+		{"record by unknown user", func(a *core.AccountSpec) { a.Records[2].CreatedByUsername = "zed" }, "zed"},
+		{"relationship to a missing record", func(a *core.AccountSpec) {
+			a.Relationships[1].ToID = 99
+		}, "99"},
+		{"relationship from a missing kind", func(a *core.AccountSpec) {
+			a.Relationships[0].FromKind = "nope"
+		}, "nope"},
+		{"record of an unknown kind", func(a *core.AccountSpec) { a.Records[1].Kind = "nope" }, "nope"},
+		{"view of an unknown kind", func(a *core.AccountSpec) { a.Views[1].Kind = "nope" }, "nope"},
+		{"record with an unknown field", func(a *core.AccountSpec) { a.Records[0].Values[999] = "x" }, "999"},
+		{"relationship of an unknown type", func(a *core.AccountSpec) { a.Relationships[0].Type = "sibling" }, "sibling"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Fixture()
+			tc.change(&p.Accounts[0])
+			err := st.Apply(ctx, p)
+			if err == nil {
+				t.Fatalf("Apply: no error")
+			}
+			if !strings.Contains(err.Error(), tc.naming) {
+				t.Errorf("Apply: error %q does not name %q", err, tc.naming)
+			}
+			empty, err := st.Empty(ctx)
+			checkErr(t, "Empty", err, nil)
+			check(t, "Empty after a failed Apply", empty, true)
+		})
+	}
+}
+
+func testAccountsAreSeparate(t *testing.T, st core.Store) {
+	acme, other := provisioned(t, st)
+	update(t, st, other, "re", 9, core.Update{UserID: 5, Time: t3, Values: map[int64]string{reTitle: "Changed"}})
+	h, err := st.History(ctx, acme, "re", 9, reTitle)
+	checkErr(t, "History of another account's record", err, core.ErrNotFound)
+	check(t, "History of another account's record", len(h), 0)
+	_, err = st.UpdateRecord(ctx, acme, "re", 9, core.Update{UserID: 5, Time: t3})
+	checkErr(t, "UpdateRecord of another account's record", err, core.ErrNotFound)
+	checkErr(t, "DeleteRecord of another account's record", st.DeleteRecord(ctx, other, "re", 1, 5, t3), core.ErrNotFound)
+	check(t, "acme's re 1 after the attempt", record(t, st, acme, "re", 1).DeletedTime, int64(0))
+	check(t, "Search(acme, field_101=Changed)", search(t, st, acme, "re", "field_101=Changed"), []int64{})
+	check(t, "Search(other, field_101=Changed)", search(t, st, other, "re", "field_101=Changed"), []int64{9})
+	fs, err := st.Fields(ctx, other, "re")
+	checkErr(t, "Fields(other, re)", err, nil)
+	check(t, "Fields(other, re) count", len(fs), 1)
+}
