@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/xml"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/reqgate/reqgate/core"
@@ -57,4 +60,122 @@ func TestSummaryNames(t *testing.T) {
 			t.Errorf("summaryPrefix(%q) = %q, want %q", tt.kind, got, want)
 		}
 	}
+}
+
+func TestV2Search(t *testing.T) {
+	e := v2Setup(t)
+	tests := []struct{ name, query, want string }{
+		{"no condition", "", "RE-1 RE-2 RE-3 RE-4"},
+		{"created after", "created_time>1700001000", "RE-3 RE-4"},
+		{"created before", "created_time<1700001000", "RE-1"},
+		{"created after, encoded", "created_time%3E1700001000", "RE-3 RE-4"},
+		{"created before, encoded lower case", "created_time%3c1700001000", "RE-1"},
+		{"time range", "created_time>1700000500&created_time<1700002500", "RE-2 RE-3"},
+		{"time range, encoded", "created_time%3E1700000500&created_time%3C1700002500", "RE-2 RE-3"},
+		{"updated after", "last_updated_time>1700002500", "RE-4"},
+		{"updated before", "last_updated_time<1700000001", "RE-1"},
+		{"created_by", "created_by=5", "RE-1 RE-3"},
+		{"created_by, encoded", "created_by%3D6", "RE-2 RE-4"},
+		{"last_updated_by", "last_updated_by=6", "RE-2 RE-4"},
+		{"picklist", "field_103=1", "RE-1 RE-3"},
+		{"picklist, no match", "field_103=2&created_by=5", ""},
+		{"multiple picklist", "field_105=2", "RE-1 RE-2"},
+		{"multiple picklist, one holder", "field_105=3", "RE-3"},
+		{"textbox", "field_101=Export", "RE-1"},
+		{"all conditions apply", "field_103=1&created_by=5&field_105=1&created_time<1700000001", "RE-1"},
+		{"no deleted records match", "deleted_time>0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := e.list("/re/search?"+tt.query, "search_results")
+			if got := l.ids(); got != tt.want {
+				t.Errorf("search?%s = %q, want %q", tt.query, got, tt.want)
+			}
+			for _, it := range l.Items {
+				if it.XMLName.Local != "requirement" {
+					t.Errorf("item <%s>, want <requirement>", it.XMLName.Local)
+				}
+			}
+		})
+	}
+	other := []struct{ path, elem, want string }{
+		{"/ft/search?field_202=2", "feature", "FT-8"},
+		{"/uc/search?created_by=5", "use_case", "UC-9"},
+		{"/risk/search?field_302=2", "custom_object", "CO-3"},
+		{"/risk/search?field_301=Delay", "custom_object", "CO-4"},
+	}
+	for _, tt := range other {
+		l := e.list(tt.path, "search_results")
+		if got := l.ids(); got != tt.want || len(l.Items) == 0 || l.Items[0].XMLName.Local != tt.elem {
+			t.Errorf("GET %s = %q (<%s>), want %q (<%s>)", tt.path, got, l.Items[0].XMLName.Local, tt.want, tt.elem)
+		}
+	}
+	e.get("/nope/search?created_by=5", http.StatusNotFound)
+}
+
+func TestV2SearchAfterChanges(t *testing.T) {
+	e := v2Setup(t)
+	updated := e.put("bob", "re", 1, "field_103", "2")
+	e.put("bob", "re", 3, "field_105", "1,2")
+	deleted := e.del("re", 4)
+	tests := []struct{ query, want string }{
+		{"last_updated_by=6", "RE-1 RE-2 RE-3"},
+		{"last_updated_by=5", ""},
+		{"last_updated_time>" + itoa64(updated-1), "RE-1 RE-3"},
+		{"last_updated_time>" + itoa64(updated), "RE-3"},
+		{"field_103=2", "RE-1 RE-2"},
+		{"field_105=2", "RE-1 RE-2 RE-3"},
+		{"created_by=6", "RE-2"}, // RE-4 is deleted
+		{"deleted_time>" + itoa64(deleted-1), "RE-4"},
+		{"deleted_time%3E" + itoa64(deleted-1), "RE-4"},
+		{"deleted_time<" + itoa64(deleted+1), "RE-4"},
+		{"deleted_time>" + itoa64(deleted), ""},
+		{"deleted_time>" + itoa64(deleted-1) + "&created_by=6", "RE-4"},
+		{"deleted_time>" + itoa64(deleted-1) + "&created_by=5", ""},
+	}
+	for _, tt := range tests {
+		if got := e.list("/re/search?"+tt.query, "search_results").ids(); got != tt.want {
+			t.Errorf("search?%s = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestV2SearchInvalid(t *testing.T) {
+	e := v2Setup(t)
+	tests := []struct{ name, query, names string }{
+		{"textarea field", "field_102=x", "field_102"},
+		{"text field", "field_106=x", "field_106"},
+		{"date field", "field_110=2026", "field_110"},
+		{"unknown field", "field_999=1", "field_999"},
+		{"another kind's field", "field_201=1", "field_201"},
+		{"non-integer time", "created_time>yesterday", "created_time"},
+		{"non-integer time, encoded", "last_updated_time%3E12ab", "last_updated_time"},
+		{"fractional time", "deleted_time<1.5", "deleted_time"},
+		{"non-alphanumeric textbox", "field_101=a-b", "field_101"},
+		{"textbox with a space", "field_101=a%20b", "field_101"},
+		{"non-integer picklist value", "field_103=one", "field_103"},
+		{"non-integer user", "created_by=alice", "created_by"},
+		{"time with =", "created_time=1700000000", "created_time"},
+		{"user with >", "created_by>5", "created_by"},
+		{"unknown attribute", "title=Export", "title"},
+		{"no operator", "created_by", "created_by"},
+		{"no value", "created_by=", "created_by"},
+		{"bad encoding", "created_by%3", "created_by"},
+		{"one bad among good", "created_by=5&field_102=x", "field_102"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := e.get("/re/search?"+tt.query, http.StatusBadRequest)
+			var got struct {
+				XMLName xml.Name
+				Message string `xml:"message"`
+			}
+			decode(t, body, &got)
+			if got.XMLName.Local != "error" || !strings.Contains(got.Message, tt.names) {
+				t.Errorf("search?%s: want an <error> naming %q, got:\n%s", tt.query, tt.names, body)
+			}
+		})
+	}
+	long := "/re/search?" + strings.Repeat("created_by=5&", 40)
+	e.get(long, http.StatusBadRequest)
 }
