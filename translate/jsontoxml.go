@@ -122,6 +122,16 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	if err := w.checkKeys(members); err != nil {
 		return err
 	}
+	if info.variant != nil {
+		info = info.forChildren(func(name string) bool {
+			for _, m := range members {
+				if string(m.key) == name {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	base := len(w.ord)
 	defer func() { w.ord = w.ord[:base] }()
 

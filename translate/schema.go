@@ -23,6 +23,9 @@ type elemInfo struct {
 	container bool
 	// byParent overrides this description when the element's parent has the given name ("" for the root).
 	byParent map[string]*elemInfo
+	// variant replaces this description for an element that has a child named variantKey.
+	variant    *elemInfo
+	variantKey string
 }
 
 type arrayKind uint8
@@ -81,15 +84,16 @@ func buildSchema() map[string]*elemInfo {
 	s["custom_object"].byParent = map[string]*elemInfo{"object": {}}
 
 	s["fields"] = &elemInfo{order: []string{"field"}, arrays: arr(always, "field"), container: true}
-	// One order for a field of a record read and a field definition: their children interleave without
-	// conflict (name, label, value, prefix, value_plaintext, sort per spec/api.md Part 2).
-	s["field"] = &elemInfo{order: []string{"id", "name", "label", "type", "value", "prefix", "value_plaintext",
-		"sort", "list_type", "help", "required", "default_value", "max_size", "special_purpose",
-		"picklist_options"}, container: true}
+	// A field of a record read (name, label, value, prefix or value_plaintext, list_type, sort: spec/api.md
+	// Part 2 and the core) and a field definition (which always has <type>) order their children differently.
+	s["field"] = &elemInfo{order: []string{"name", "label", "value", "prefix", "value_plaintext", "list_type",
+		"sort"}, container: true, variantKey: "type",
+		variant: &elemInfo{order: []string{"id", "name", "label", "type", "sort", "help", "required",
+			"default_value", "max_size", "special_purpose", "list_type", "picklist_options"}, container: true}}
 	// <value>: a field value (text, or @id/@email and text for picklists, or <value> items for a multiple
 	// picklist); the integer value of a picklist option.
 	s["value"] = &elemInfo{order: []string{"value"}, attrs: []string{"id", "email"}, intAttrs: ints("id"),
-		arrays: arr(whenPresent, "value"),
+		arrays:   arr(whenPresent, "value"),
 		byParent: map[string]*elemInfo{"option": leafInt}}
 	s["picklist_options"] = &elemInfo{order: []string{"option"}, arrays: arr(always, "option"), container: true}
 	s["option"] = &elemInfo{order: []string{"value", "label", "desc", "option_sort", "option_default"},
@@ -124,6 +128,15 @@ func buildSchema() map[string]*elemInfo {
 	s["rate_throttle_status"] = &elemInfo{order: []string{"api_available", "try_again_after"}, container: true}
 
 	return s
+}
+
+// forChildren returns the description that applies to an element given whether it has the child that
+// selects the variant.
+func (e *elemInfo) forChildren(has func(name string) bool) *elemInfo {
+	if e.variant != nil && has(e.variantKey) {
+		return e.variant
+	}
+	return e
 }
 
 // noInfo describes an element the schema does not know: text stays text, order is document order, and a

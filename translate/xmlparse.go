@@ -601,6 +601,11 @@ var interned = func() map[string]string {
 		for _, c := range e.order {
 			m[c] = c
 		}
+		if e.variant != nil {
+			for _, c := range e.variant.order {
+				m[c] = c
+			}
+		}
 		for _, a := range e.attrs {
 			m[a] = a
 		}

@@ -61,10 +61,20 @@ func (w *jwriter) value(i int32) {
 		w.b = append(w.b, '}')
 		return
 	}
+	if info.variant != nil {
+		info = info.forChildren(func(name string) bool {
+			for c := n.first; c >= 0; c = d.nodes[c].next {
+				if d.nodes[c].name == name {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	w.b = append(w.b, '{')
 	comma := w.attrs(info, attrs)
 	base := len(w.groups)
-	w.group(n)
+	w.group(n, info)
 	for name, kind := range info.arrays {
 		if kind == always && !w.hasGroup(base, name) {
 			w.groups = append(w.groups, group{name: name, rank: rank(info.order, name), first: -1})
@@ -109,10 +119,10 @@ func (w *jwriter) value(i int32) {
 
 // group collects the children of n by name onto w.groups, linking children of one name by nextSame. The
 // rank of a known child is its place in the interface order; unknown children follow in document order.
-func (w *jwriter) group(n *xnode) {
+func (w *jwriter) group(n *xnode, info *elemInfo) {
 	d := w.d
 	base := len(w.groups)
-	order := n.info.order
+	order := info.order
 	var index map[string]int
 	for c := n.first; c >= 0; c = d.nodes[c].next {
 		cn := &d.nodes[c]
