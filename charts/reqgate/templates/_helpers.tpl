@@ -1,0 +1,87 @@
+{{/* Name of the chart, or nameOverride. */}}
+{{- define "reqgate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name: release-chart, or the release name when it already holds the chart name. */}}
+{{- define "reqgate.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reqgate.gateway.fullname" -}}
+{{- printf "%s-gateway" (include "reqgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "reqgate.core.fullname" -}}
+{{- printf "%s-core" (include "reqgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "reqgate.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "reqgate.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of one component: call with (dict "ctx" $ "component" "gateway"). */}}
+{{- define "reqgate.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "reqgate.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "reqgate.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "reqgate.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "reqgate.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding redis-url and postgres-dsn. */}}
+{{- define "reqgate.secretName" -}}
+{{- default (include "reqgate.fullname" .) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{/* The Secret holding the account file. */}}
+{{- define "reqgate.accountsSecretName" -}}
+{{- default (printf "%s-accounts" (include "reqgate.fullname" .)) .Values.core.accounts.existingSecret -}}
+{{- end -}}
+
+{{- define "reqgate.hasAccounts" -}}
+{{- if or .Values.core.accounts.existingSecret .Values.core.accounts.content -}}true{{- end -}}
+{{- end -}}
+
+{{/* The rendered --config file. */}}
+{{- define "reqgate.configYAML" -}}
+{{- toYaml .Values.config -}}
+{{- end -}}
+
+{{/* Pod-level settings shared by both workloads. */}}
+{{- define "reqgate.podCommon" -}}
+serviceAccountName: {{ include "reqgate.serviceAccountName" . }}
+automountServiceAccountToken: false
+# No service links: Kubernetes would add REQGATE_*_SERVICE_HOST variables for the reqgate-* services.
+enableServiceLinks: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end -}}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Lints and renders charts/reqgate with the default values and with ci/production-values.yaml, and checks a few
+# rendered facts. Helm comes from the Go module proxy (built once, outside the main module, then cached); set
+# HELM=/path/to/helm to use another binary. Called by `make test`.
+set -euo pipefail
+
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+KUBE_VERSION=${KUBE_VERSION:-1.31.0} # a helm built by `go install` defaults to Kubernetes 1.20 for --kube-version
+here=$(cd "$(dirname "$0")" && pwd)
+chart=$here/reqgate
+prod=$chart/ci/production-values.yaml
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ -z "${HELM:-}" ]; then
+  bindir=${XDG_CACHE_HOME:-$HOME/.cache}/reqgate/helm-$HELM_VERSION
+  HELM=$bindir/helm
+  if [ ! -x "$HELM" ]; then
+    echo "building helm $HELM_VERSION (first run only)"
+    mkdir -p "$bindir"
+    # From an empty directory so the main module's go.mod is never read or touched.
+    (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false GOBIN=$bindir go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
+  fi
+fi
+
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# expect FILE PATTERN...: every extended regexp must match a line of FILE.
+expect() {
+  local file=$1; shift
+  for pat in "$@"; do
+    grep -Eq -- "$pat" "$file" || fail "$(basename "$file"): no line matches /$pat/"
+  done
+}
+# reject FILE PATTERN...: no line may match.
+reject() {
+  local file=$1; shift
+  for pat in "$@"; do
+    if grep -Eq -- "$pat" "$file"; then fail "$(basename "$file"): unexpected /$pat/"; fi
+  done
+}
+# count FILE PATTERN N: exactly N lines match.
+count() {
+  local n
+  n=$(grep -Ec -- "$2" "$1" || true)
+  [ "$n" = "$3" ] || fail "$(basename "$1"): /$2/ matched $n lines, want $3"
+}
+
+echo "helm lint"
+"$HELM" lint --strict "$chart" --kube-version "$KUBE_VERSION" >"$work/lint-default.txt" 2>&1 || { cat "$work/lint-default.txt"; fail "lint (default values)"; }
+"$HELM" lint --strict "$chart" -f "$prod" --kube-version "$KUBE_VERSION" >"$work/lint-prod.txt" 2>&1 || { cat "$work/lint-prod.txt"; fail "lint (production values)"; }
+
+echo "helm template (default values)"
+def=$work/default.yaml
+"$HELM" template rg "$chart" --namespace apps --kube-version "$KUBE_VERSION" >"$def"
+count "$def" '^kind: Deployment$' 1
+count "$def" '^kind: StatefulSet$' 1
+count "$def" '^kind: Service$' 2
+count "$def" '^kind: HorizontalPodAutoscaler$' 1
+count "$def" '^kind: PodDisruptionBudget$' 1
+count "$def" '^kind: ConfigMap$' 1
+count "$def" '^kind: Secret$' 1
+count "$def" '^kind: ServiceMonitor$' 0
+expect "$def" \
+  '^ +- gateway$' '^ +- core$' \
+  '^ +- --upstream=http://rg-reqgate-core:8081$' \
+  '^ +- --listen=:8080$' '^ +- --listen=:8081$' '^ +- --admin-listen=:9090$' \
+  '^ +- --config=/etc/reqgate/config/config.yaml$' \
+  '^ +- --db=/var/lib/reqgate/reqgate.db$' \
+  '^ +path: /readyz$' '^ +path: /healthz$' '^ +port: admin$' \
+  '^ +runAsNonRoot: true$' '^ +runAsUser: 65532$' '^ +readOnlyRootFilesystem: true$' '^ +allowPrivilegeEscalation: false$' \
+  '^ +- name: REQGATE_REDIS_URL$' '^ +key: redis-url$' '^ +optional: true$' \
+  '^  volumeClaimTemplates:$' '^ +storage: 5Gi$' \
+  '^  config.yaml: \|$' '^ +on_redis_error: local$' '^ +max_bytes: 256MiB$' \
+  '^  minReplicas: 2$' '^  maxReplicas: 10$' '^  maxUnavailable: 1$' \
+  '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$'
+reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$'
+# The gateway Deployment leaves replicas to the HPA.
+awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
+
+echo "helm template (production values)"
+pr=$work/production.yaml
+"$HELM" template prod "$chart" --namespace apps -f "$prod" --kube-version "$KUBE_VERSION" >"$pr"
+count "$pr" '^kind: Deployment$' 2
+count "$pr" '^kind: StatefulSet$' 0
+count "$pr" '^kind: Secret$' 0
+count "$pr" '^kind: PodDisruptionBudget$' 2
+count "$pr" '^kind: ServiceMonitor$' 1
+expect "$pr" \
+  '^ +image: registry.example.com/platform/reqgate:1.4.2$' \
+  '^ +- name: REQGATE_DB$' '^ +key: postgres-dsn$' '^ +name: reqgate-secrets$' \
+  '^ +- --accounts=/etc/reqgate/accounts/accounts.yaml$' '^ +secretName: reqgate-accounts$' \
+  '^  minReplicas: 3$' '^  maxReplicas: 20$' '^  minAvailable: 2$' \
+  '^  type: LoadBalancer$' '^ +seconds: 10$' \
+  '^ +reject_status: 503$' '^ +name: per-ip$' '^ +- api_key: acme-7f3a$' \
+  '^ +topologyKey: topology.kubernetes.io/zone$'
+reject "$prod" 'password' # the example keeps secrets out of values
+reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$'
+
+echo "helm template (secrets from values)"
+sec=$work/secrets.yaml
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" \
+  --set secrets.redisURL='redis://:pw@redis:6379/0' --set core.store.type=postgres \
+  --set secrets.postgresDSN='postgres://u:pw@db/reqgate' --set core.replicas=3 \
+  --set-string core.accounts.content='accounts: []' >"$sec"
+expect "$sec" "^  redis-url: \"$(printf 'redis://:pw@redis:6379/0' | base64 -w0)\"$" \
+  "^  postgres-dsn: \"$(printf 'postgres://u:pw@db/reqgate' | base64 -w0)\"$" \
+  "^  accounts.yaml: \"$(printf 'accounts: []' | base64 -w0)\"$" '^  replicas: 3$'
+reject "$sec" 'pw@'
+
+echo "helm template (refusals)"
+refuse() {
+  local want=$1; shift
+  if "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" "$@" >"$work/refused.txt" 2>&1; then
+    fail "rendered with $*; want a refusal"
+  elif ! grep -q -- "$want" "$work/refused.txt"; then
+    cat "$work/refused.txt" >&2; fail "refusal of $* lacks \"$want\""
+  fi
+}
+refuse 'sqlite runs exactly one core replica' --set core.replicas=2
+refuse 'needs secrets.postgresDSN' --set core.store.type=postgres
+refuse 'must be sqlite or postgres' --set core.store.type=mysql
+refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
+
+if [ "$fails" -gt 0 ]; then
+  echo "charts/test.sh: $fails failure(s)" >&2
+  exit 1
+fi
+echo "charts/test.sh: ok"
