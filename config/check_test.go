@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,16 @@ func TestUsage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShippedExampleShowsDefaults keeps the example file honest: apart from its one policy it states the defaults.
+func TestShippedExampleShowsDefaults(t *testing.T) {
+	c := mustLoad(t, RoleServe, []string{"--config", "testdata/reqgate.example.yaml"}, nil)
+	c.RateLimit.Policies = nil
+	want := Default(RoleServe)
+	c.sources, c.ConfigFile = nil, ""
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("example differs from the defaults\ngot  %+v\nwant %+v", c, want)
 	}
 }

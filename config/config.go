@@ -31,6 +31,7 @@ type Config struct {
 	Redis     Redis
 	Cache     Cache
 	Auth      Auth
+	Core      Core
 	RateLimit RateLimit
 	CORS      CORS
 
@@ -44,9 +45,9 @@ type Config struct {
 
 // Server holds the timeouts and limits of the public listener.
 type Server struct {
-	ReadTimeout     time.Duration // whole request read; default 30s; 0 = none
-	WriteTimeout    time.Duration // whole response write; default 60s; 0 = none
-	IdleTimeout     time.Duration // keep-alive idle connection; default 120s; 0 = none
+	ReadTimeout     time.Duration // whole request read; default 30s
+	WriteTimeout    time.Duration // whole response write; default 30s
+	IdleTimeout     time.Duration // keep-alive idle connection; default 60s
 	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
 	MaxBodyBytes    int64         // largest accepted request body; default 1MiB
 }
@@ -59,9 +60,11 @@ type Log struct {
 
 // Upstream is how the gateway reaches the core.
 type Upstream struct {
-	URL          string        // base URL of the core, or a comma-separated list; default http://127.0.0.1:8081
-	Timeout      time.Duration // whole upstream exchange; default 30s
-	MaxIdleConns int           // kept-alive connections per upstream; default 512
+	URL              string        // base URL of the core, or a comma-separated list; default http://127.0.0.1:8081
+	Timeout          time.Duration // whole upstream exchange; default 30s
+	MaxIdleConns     int           // connections per upstream core; default 512
+	MaxConnWait      time.Duration // wait for a free upstream connection before 503; default 1s
+	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
 }
 
 // URLs returns the upstream base URLs of a comma-separated URL (issue 8: several cores).
@@ -78,23 +81,38 @@ type Cache struct {
 	Enabled      bool          // default true
 	MaxBytes     int64         // memory budget of cached bodies; default 256MiB
 	TTL          time.Duration // freshness of a cached GET; default 30s
-	StaleIfError time.Duration // how long a stale entry may stand in when the upstream fails; default 5m
+	StaleIfError time.Duration // how long a stale entry may stand in when the upstream fails; default 5m; 0 = never
 	Scope        string        // account | user; default account
 }
 
 // Auth configures credential verification at the gateway.
 type Auth struct {
-	TTL time.Duration // how long a verified credential is trusted without asking the core; default 60s
+	TTL time.Duration // how long a verified credential is trusted without asking the core; default 60s; 0 = never
+
+	// Failed Basic-auth attempts allowed per username (of an api_key) and per client IP within FailureWindow;
+	// further attempts are rejected until the window passes. Defaults 10, 30 and 1m.
+	MaxUserFailures int
+	MaxIPFailures   int
+	FailureWindow   time.Duration
+}
+
+// Core holds settings of the core service.
+type Core struct {
+	SchemaTTL time.Duration // how long an account's objects, fields and users stay in memory; default 2s; 0 = never
 }
 
 // RateLimit configures the gateway's rate limiter.
 type RateLimit struct {
 	RejectStatus int           // 429 | 503; default 429
 	OnRedisError string        // local | allow | deny; default local
-	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 100ms
-	MaxHeld      int           // shaped requests held at once per key; default 64
-	Policies     []Policy      // default none: no limit applies
-	Overrides    []Override    // default none
+	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 50ms
+	RedisBackoff time.Duration // time on the fallback after a Redis error before probing again; default 1s
+	// LocalReplicas is how many gateway replicas share the limits: while Redis is unavailable and
+	// OnRedisError is local, each replica admits limit/LocalReplicas. Default 1.
+	LocalReplicas int
+	MaxHeld       int        // shaped requests held at once per policy key; default 256
+	Policies      []Policy   // default none: no limit applies
+	Overrides     []Override // default none
 }
 
 // Policy is one rate-limit policy. Every policy that matches a request must admit it.
@@ -135,14 +153,20 @@ func Default(role string) *Config {
 		DB:          "./data/reqgate.db",
 		Server: Server{
 			ReadTimeout:     30 * time.Second,
-			WriteTimeout:    60 * time.Second,
-			IdleTimeout:     120 * time.Second,
+			WriteTimeout:    30 * time.Second,
+			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 15 * time.Second,
 			MaxBodyBytes:    1 << 20,
 		},
-		Log:      Log{Level: "info", Format: "text"},
-		Upstream: Upstream{URL: "http://127.0.0.1:8081", Timeout: 30 * time.Second, MaxIdleConns: 512},
-		Redis:    Redis{Timeout: time.Second},
+		Log: Log{Level: "info", Format: "text"},
+		Upstream: Upstream{
+			URL:              "http://127.0.0.1:8081",
+			Timeout:          30 * time.Second,
+			MaxIdleConns:     512,
+			MaxConnWait:      time.Second,
+			MaxResponseBytes: 64 << 20,
+		},
+		Redis: Redis{Timeout: time.Second},
 		Cache: Cache{
 			Enabled:      true,
 			MaxBytes:     256 << 20,
@@ -150,12 +174,15 @@ func Default(role string) *Config {
 			StaleIfError: 5 * time.Minute,
 			Scope:        "account",
 		},
-		Auth: Auth{TTL: 60 * time.Second},
+		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, FailureWindow: time.Minute},
+		Core: Core{SchemaTTL: 2 * time.Second},
 		RateLimit: RateLimit{
-			RejectStatus: 429,
-			OnRedisError: "local",
-			RedisTimeout: 100 * time.Millisecond,
-			MaxHeld:      64,
+			RejectStatus:  429,
+			OnRedisError:  "local",
+			RedisTimeout:  50 * time.Millisecond,
+			RedisBackoff:  time.Second,
+			LocalReplicas: 1,
+			MaxHeld:       256,
 		},
 	}
 }

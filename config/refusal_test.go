@@ -97,6 +97,14 @@ func TestRefusals(t *testing.T) {
 		{name: "zero idle conns", file: "upstream:\n  max_idle_conns: 0\n", want: []string{`F:2: upstream.max_idle_conns: must be between 1 and 1000000`}},
 		{name: "zero redis timeouts", file: "redis:\n  timeout: 0s\nratelimit:\n  redis_timeout: 0s\n  max_held: -1\n",
 			want: []string{`F:2: redis.timeout: must be > 0`, `F:4: ratelimit.redis_timeout: must be > 0`, `F:5: ratelimit.max_held: must not be negative`}},
+		{name: "upstream connection limits", file: "upstream:\n  max_conn_wait: 0s\n  max_response_bytes: 0\n",
+			want: []string{`F:2: upstream.max_conn_wait: must be > 0`, `F:3: upstream.max_response_bytes: must be > 0`}},
+		{name: "auth failure limits", file: "auth:\n  max_user_failures: 0\n  max_ip_failures: -1\n  failure_window: 0s\ncore:\n  schema_ttl: -1s\n",
+			want: []string{`F:2: auth.max_user_failures: must be >= 1`, `F:3: auth.max_ip_failures: must be >= 1`, `F:4: auth.failure_window: must be > 0`,
+				`F:6: core.schema_ttl: must not be negative`}},
+		{name: "fallback sizing", environ: []string{"REQGATE_RATELIMIT_LOCAL_REPLICAS=0", "REQGATE_RATELIMIT_REDIS_BACKOFF=0s"},
+			want: []string{`env REQGATE_RATELIMIT_LOCAL_REPLICAS: ratelimit.local_replicas: must be between 1 and 10000`,
+				`env REQGATE_RATELIMIT_REDIS_BACKOFF: ratelimit.redis_backoff: must be > 0`}},
 		{name: "enabled cache without room", file: "cache:\n  max_bytes: 0\n  ttl: 0s\n",
 			want: []string{`F:2: cache.max_bytes: must be > 0 while the cache is enabled`, `F:3: cache.ttl: must be > 0`}},
 		{name: "negative stale", file: "cache:\n  stale_if_error: -5m\nauth:\n  ttl: -1s\n",
@@ -169,7 +177,9 @@ func TestRefusals(t *testing.T) {
 			}
 			lines := strings.Split(err.Error(), "\n")
 			for _, w := range tt.want {
-				w = strings.ReplaceAll(w, "F:", path+":")
+				if rest, ok := strings.CutPrefix(w, "F:"); ok {
+					w = path + ":" + rest
+				}
 				found := false
 				for _, l := range lines {
 					if l == w || strings.HasPrefix(l, w) {

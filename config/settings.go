@@ -45,7 +45,9 @@ var settings = []*setting{
 	{path: "upstream.url", flag: "upstream", roles: []string{RoleGateway}, env: []string{"REQGATE_UPSTREAM"}, secret: true,
 		help: "base `URL` of the core (a comma-separated list for several cores)", field: func(c *Config) any { return &c.Upstream.URL }},
 	{path: "upstream.timeout", help: "whole upstream exchange", field: func(c *Config) any { return &c.Upstream.Timeout }},
-	{path: "upstream.max_idle_conns", help: "kept-alive connections per upstream", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
+	{path: "upstream.max_idle_conns", help: "connections per upstream core", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
+	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
+	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
 
 	{path: "redis.url", flag: "redis", roles: []string{RoleServe, RoleGateway}, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
@@ -54,15 +56,22 @@ var settings = []*setting{
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
 	{path: "cache.max_bytes", help: "memory budget of cached bodies", field: func(c *Config) any { return &c.Cache.MaxBytes }},
 	{path: "cache.ttl", help: "freshness of a cached GET", field: func(c *Config) any { return &c.Cache.TTL }},
-	{path: "cache.stale_if_error", help: "how long a stale entry may stand in when the upstream fails", field: func(c *Config) any { return &c.Cache.StaleIfError }},
+	{path: "cache.stale_if_error", help: "how long a stale entry may stand in when the upstream fails; 0 = never", field: func(c *Config) any { return &c.Cache.StaleIfError }},
 	{path: "cache.scope", help: "account | user", field: func(c *Config) any { return &c.Cache.Scope }},
 
-	{path: "auth.ttl", help: "how long a verified credential is trusted", field: func(c *Config) any { return &c.Auth.TTL }},
+	{path: "auth.ttl", help: "how long a verified credential is trusted; 0 = never", field: func(c *Config) any { return &c.Auth.TTL }},
+	{path: "auth.max_user_failures", help: "failed logins per username within failure_window", field: func(c *Config) any { return &c.Auth.MaxUserFailures }},
+	{path: "auth.max_ip_failures", help: "failed logins per client IP within failure_window", field: func(c *Config) any { return &c.Auth.MaxIPFailures }},
+	{path: "auth.failure_window", help: "window of the failed-login counts", field: func(c *Config) any { return &c.Auth.FailureWindow }},
+
+	{path: "core.schema_ttl", help: "how long account schemas stay in the core's memory; 0 = never", field: func(c *Config) any { return &c.Core.SchemaTTL }},
 
 	{path: "ratelimit.reject_status", help: "429 | 503", field: func(c *Config) any { return &c.RateLimit.RejectStatus }},
 	{path: "ratelimit.on_redis_error", help: "local | allow | deny", field: func(c *Config) any { return &c.RateLimit.OnRedisError }},
 	{path: "ratelimit.redis_timeout", help: "budget of one Redis round trip on the request path", field: func(c *Config) any { return &c.RateLimit.RedisTimeout }},
-	{path: "ratelimit.max_held", help: "shaped requests held at once per key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
+	{path: "ratelimit.redis_backoff", help: "time on the fallback before probing Redis again", field: func(c *Config) any { return &c.RateLimit.RedisBackoff }},
+	{path: "ratelimit.local_replicas", help: "gateway replicas sharing the limits (local fallback: limit/replicas each)", field: func(c *Config) any { return &c.RateLimit.LocalReplicas }},
+	{path: "ratelimit.max_held", help: "shaped requests held at once per policy key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
 
 	{path: "cors.allowed_origins", help: "origins allowed to call the gateway from a browser", field: func(c *Config) any { return &c.CORS.AllowedOrigins }},
 }

@@ -69,6 +69,10 @@ func (c *Config) Validate() error {
 	if c.Upstream.MaxIdleConns < 1 || c.Upstream.MaxIdleConns > 1_000_000 {
 		k.fail("upstream.max_idle_conns", "must be between 1 and 1000000")
 	}
+	k.positive("upstream.max_conn_wait", c.Upstream.MaxConnWait)
+	if c.Upstream.MaxResponseBytes < 1 {
+		k.fail("upstream.max_response_bytes", "must be > 0")
+	}
 	k.redis(c.Redis.URL)
 	k.positive("redis.timeout", c.Redis.Timeout)
 
@@ -84,12 +88,24 @@ func (c *Config) Validate() error {
 	k.nonNegative("cache.stale_if_error", c.Cache.StaleIfError)
 	k.oneOf("cache.scope", c.Cache.Scope, "account", "user")
 	k.nonNegative("auth.ttl", c.Auth.TTL)
+	if c.Auth.MaxUserFailures < 1 {
+		k.fail("auth.max_user_failures", "must be >= 1")
+	}
+	if c.Auth.MaxIPFailures < 1 {
+		k.fail("auth.max_ip_failures", "must be >= 1")
+	}
+	k.positive("auth.failure_window", c.Auth.FailureWindow)
+	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)
 
 	if s := c.RateLimit.RejectStatus; s != 429 && s != 503 {
 		k.fail("ratelimit.reject_status", "must be 429 or 503, not %d", s)
 	}
 	k.oneOf("ratelimit.on_redis_error", c.RateLimit.OnRedisError, "local", "allow", "deny")
 	k.positive("ratelimit.redis_timeout", c.RateLimit.RedisTimeout)
+	k.positive("ratelimit.redis_backoff", c.RateLimit.RedisBackoff)
+	if c.RateLimit.LocalReplicas < 1 || c.RateLimit.LocalReplicas > 10000 {
+		k.fail("ratelimit.local_replicas", "must be between 1 and 10000")
+	}
 	if c.RateLimit.MaxHeld < 0 {
 		k.fail("ratelimit.max_held", "must not be negative")
 	}
