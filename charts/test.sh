@@ -74,7 +74,8 @@ expect "$def" \
   '^  volumeClaimTemplates:$' '^ +storage: 5Gi$' \
   '^  config.yaml: \|$' '^ +on_redis_error: local$' '^ +max_bytes: 256MiB$' \
   '^  minReplicas: 2$' '^  maxReplicas: 10$' '^  maxUnavailable: 1$' \
-  '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$'
+  '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$' \
+  '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$'
 # The gateway Deployment leaves replicas to the HPA.
 awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
@@ -94,9 +95,9 @@ expect "$pr" \
   '^  minReplicas: 3$' '^  maxReplicas: 20$' '^  minAvailable: 2$' \
   '^  type: LoadBalancer$' '^ +seconds: 10$' \
   '^ +reject_status: 503$' '^ +name: per-ip$' '^ +- api_key: acme-7f3a$' \
-  '^ +topologyKey: topology.kubernetes.io/zone$'
+  '^ +topologyKey: topology.kubernetes.io/zone$' '^ +local_replicas: 4$'
 reject "$prod" 'password' # the example keeps secrets out of values
-reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$'
+reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$' 'REQGATE_RATELIMIT_LOCAL_REPLICAS'
 
 echo "helm template (secrets from values)"
 sec=$work/secrets.yaml
