@@ -1,0 +1,132 @@
+package api
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func TestEscape(t *testing.T) {
+	tests := []struct{ in, text, attr string }{
+		{"plain", "plain", "plain"},
+		{`<a href="x">&'`, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;", "&lt;a href=&quot;x&quot;&gt;&amp;&apos;"},
+		{"line\nnext\ttab\r", "line\nnext\ttab&#xD;", "line&#xA;next&#x9;tab&#xD;"},
+		{"bell\x07nul\x00", "bell\uFFFDnul\uFFFD", "bell\uFFFDnul\uFFFD"},
+		{"bad \xff utf8", "bad \uFFFD utf8", "bad \uFFFD utf8"},
+		{"ünïcødé 😀", "ünïcødé 😀", "ünïcødé 😀"},
+		{"\uFFFE", "\uFFFD", "\uFFFD"},
+	}
+	for _, tt := range tests {
+		if got := string(appendEscaped(nil, tt.in, false)); got != tt.text {
+			t.Errorf("text escape of %q = %q, want %q", tt.in, got, tt.text)
+		}
+		if got := xmlEscape(tt.in); got != tt.attr {
+			t.Errorf("attribute escape of %q = %q, want %q", tt.in, got, tt.attr)
+		}
+	}
+}
+
+// Text, attributes and CDATA written by xmlw read back as written (after the replacement of characters
+// XML cannot carry), including a CDATA section holding "]]>".
+func TestXMLRoundTrip(t *testing.T) {
+	inputs := []string{"", "a", "x]]>y", "]]>", "]]]]>>", "<b>bold</b> & co", "tab\tline\nend", "\x01ctl", "a]]", "]"}
+	for _, in := range inputs {
+		x := newXML()
+		x.open("doc")
+		x.elemAttrs("t", in, "a", in)
+		x.elemCDATA("c", in)
+		x.close("doc")
+		var doc struct {
+			T struct {
+				A    string `xml:"a,attr"`
+				Text string `xml:",chardata"`
+			} `xml:"t"`
+			C string `xml:"c"`
+		}
+		if err := xml.Unmarshal(x.bytes(), &doc); err != nil {
+			t.Fatalf("%q: document does not parse: %v\n%s", in, err, x.bytes())
+		}
+		want := strings.ReplaceAll(in, "\x01", "\uFFFD")
+		if doc.T.Text != want || doc.T.A != want || doc.C != want {
+			t.Errorf("%q read back as text %q, attr %q, cdata %q", in, doc.T.Text, doc.T.A, doc.C)
+		}
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"<b>Important:</b> customers ask to save as <i>CSV</i>.", "Important: customers ask to save as CSV."},
+		{"<p>one</p><p>two</p>", "one\ntwo"},
+		{"a<br>b<br/>c<BR />d", "a\nb\nc\nd"},
+		{"&lt;tag&gt; &amp; &#233;", "<tag> & é"},
+		{"x<script>alert(1)</script>y<style>p{}</style>z", "xyz"},
+		{"<ul><li>a</li><li>b</li></ul>", "a\nb"},
+		{"broken <b", "broken <b"},
+		{"<p></p><p></p><p></p><p>x</p>", "x"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := plainText(tt.in); got != tt.want {
+			t.Errorf("plainText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRouteClass(t *testing.T) {
+	tests := []struct {
+		path, want string
+	}{
+		{"", "/"},
+		{"re", "/{kind}"},
+		{"re/12", "/{kind}/{id}"},
+		{"risk/field", "/{kind}/field"},
+		{"re/12/related", "/{kind}/{id}/related"},
+		{"re/12/fieldhistory/101", "/{kind}/{id}/fieldhistory/{field}"},
+		{"re/view", "/{kind}/view"},
+		{"re/view/3", "/{kind}/view/{id}"},
+		{"re/view/3/search", "/{kind}/view/{id}/search"},
+		{"re/search", "/{kind}/search"},
+		{"user", "/user"},
+		{"user/5", "/user/{id}"},
+		{"user/a@b.c", "/user/{email}"},
+		{"object", "/object"},
+	}
+	for _, tt := range tests {
+		var parts []string
+		if tt.path != "" {
+			parts = strings.Split(tt.path, "/")
+		}
+		if got := routeClass(parts); got != tt.want {
+			t.Errorf("routeClass(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestSplitAPIPath(t *testing.T) {
+	tests := []struct {
+		path    string
+		version int
+		key     string
+		parts   string
+		ok      bool
+	}{
+		{"/api/k/re/1", 1, "k", "re/1", true},
+		{"/api2/k/re/1/", 2, "k", "re/1", true},
+		{"/api1/k", 1, "k", "", true},
+		{"/api3/k/re", 0, "", "", false},
+		{"/api/", 0, "", "", false},
+		{"/api", 0, "", "", false},
+		{"/api/k%20x/re", 0, "", "", false},
+		{"/api/k/re//1", 0, "", "", false},
+		{"/apis/k/re", 0, "", "", false},
+		{"/other", 0, "", "", false},
+	}
+	for _, tt := range tests {
+		v, _, key, parts, ok := splitAPIPath(tt.path)
+		if ok != tt.ok || v != tt.version || key != tt.key || strings.Join(parts, "/") != tt.parts {
+			t.Errorf("splitAPIPath(%q) = %d %q %q %v, want %d %q %q %v", tt.path, v, key, parts, ok,
+				tt.version, tt.key, tt.parts, tt.ok)
+		}
+	}
+}
