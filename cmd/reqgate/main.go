@@ -1,3 +1,82 @@
+// Command reqgate runs the requirements service of spec/api.md (the core), the gateway in front of it, or
+// both in one process:
+//
+//	reqgate serve     core and gateway in one process (the default for one machine)
+//	reqgate core      the XML REST service alone, with its store
+//	reqgate gateway   the gateway alone, in front of --upstream
+//	reqgate config    check a config file, or print the effective configuration
+//
+// Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
+// parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully.
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/reqgate/reqgate/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `Usage: reqgate <command> [flags]
+
+Commands:
+  serve     run the core and the gateway in one process
+  core      run the core service alone
+  gateway   run the gateway alone, in front of --upstream
+  config    check a config file or print the effective configuration (reqgate config --help)
+  store     migrate a store, or copy accounts between stores (reqgate store --help)
+
+Run 'reqgate <command> --help' for the flags of a command.
+`
+
+// run is main without the process: it returns the exit code, so tests can drive it.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	role, rest := args[0], args[1:]
+	switch role {
+	case "config":
+		return config.RunCommand(rest, environ, stdout, stderr)
+	case "store":
+		return runStoreCommand(ctx, rest, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case config.RoleServe, config.RoleCore, config.RoleGateway:
+	default:
+		fmt.Fprintf(stderr, "reqgate: unknown command %q\n\n%s", role, usage)
+		return 2
+	}
+	cfg, err := config.Load(role, rest, environ)
+	if errors.Is(err, config.ErrHelp) {
+		fmt.Fprint(stdout, config.Usage(role))
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reqgate %s: %v\n", role, err)
+		return 2
+	}
+	log := newLogger(cfg.Log, stderr)
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	if err := runRole(ctx, cfg, log, stdout); err != nil {
+		log.Error("reqgate stopped", "role", role, "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/accounts"
+	"github.com/reqgate/reqgate/core/api"
+)
+
+// coreNode is the core service: its store and its HTTP server.
+type coreNode struct {
+	store core.Store
+	srv   *http.Server
+	addr  string
+	demo  bool // the demo account was provisioned at this start
+}
+
+// startCore opens the store, applies the account files (and the demo account to an empty store when the
+// role is serve), and serves the XML interface on addr.
+func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr string, errc chan<- error) (*coreNode, error) {
+	st, err := openStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	n := &coreNode{store: st}
+	if err := n.provision(ctx, cfg, log); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	ln, err := listen(addr)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	n.addr = ln.Addr().String()
+	n.srv = &http.Server{
+		Handler: api.New(st, api.Options{
+			MaxBodyBytes: cfg.Server.MaxBodyBytes,
+			AuthTTL:      cfg.Auth.TTL,
+			SchemaTTL:    cfg.Core.SchemaTTL,
+			Logger:       log.With("part", "core"),
+		}),
+		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
+		ReadTimeout:       cfg.Server.ReadTimeout,
+		WriteTimeout:      cfg.Server.WriteTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("core: %w", err)
+		}
+	}()
+	return n, nil
+}
+
+// provision applies --accounts files, then gives an empty store the demo account when running `serve`.
+func (n *coreNode) provision(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	if len(cfg.Accounts) > 0 {
+		p, err := accounts.LoadFiles(cfg.Accounts...)
+		if err != nil {
+			return fmt.Errorf("account files: %w", err)
+		}
+		if err := n.store.Apply(ctx, p); err != nil {
+			return fmt.Errorf("apply account files: %w", err)
+		}
+		log.Info("account files applied", "files", cfg.Accounts, "accounts", len(p.Accounts))
+	}
+	if cfg.Role != config.RoleServe {
+		return nil
+	}
+	empty, err := n.store.Empty(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if !empty {
+		return nil
+	}
+	if err := n.store.Apply(ctx, accounts.Demo()); err != nil {
+		return fmt.Errorf("provision the demo account: %w", err)
+	}
+	if err := accounts.SeedDemoHistory(ctx, n.store); err != nil {
+		return fmt.Errorf("seed the demo history: %w", err)
+	}
+	n.demo = true
+	log.Info("empty store: demo account provisioned", "api_key", "demo")
+	return nil
+}
+
+func (n *coreNode) ready(ctx context.Context) error {
+	if err := n.store.Ping(ctx); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// shutdown lets requests in flight finish, then closes the store cleanly.
+func (n *coreNode) shutdown(ctx context.Context) error {
+	err := n.srv.Shutdown(ctx)
+	if cerr := n.store.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+	}
+	return err
+}

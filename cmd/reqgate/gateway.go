@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/ratelimit"
+)
+
+// gatewayNode is the gateway with its Redis client (when --redis is set).
+type gatewayNode struct {
+	gw    *gateway.Gateway
+	rdb   *redis.Client
+	addr  string
+	probe *http.Client
+}
+
+// startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
+// or a comma-separated list).
+func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
+	n := &gatewayNode{probe: &http.Client{Timeout: readyTimeout}}
+	if cfg.Redis.URL != "" {
+		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
+		n.rdb = redis.NewClient(opt)
+	}
+	var limiter gateway.Limiter
+	if len(cfg.RateLimit.Policies) > 0 {
+		l, err := ratelimit.New(limiterOptions(cfg, n.rdb, log))
+		if err != nil {
+			n.closeRedis()
+			return nil, fmt.Errorf("ratelimit: %w", err)
+		}
+		limiter = l
+	}
+	urls := config.Upstream{URL: upstream}.URLs()
+	if len(urls) == 0 {
+		n.closeRedis()
+		return nil, errors.New("gateway: no upstream URL")
+	}
+	gw, err := gateway.New(gateway.Options{
+		Upstream:         urls[0],
+		Upstreams:        urls[1:],
+		UpstreamTimeout:  cfg.Upstream.Timeout,
+		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
+		MaxConnWait:      cfg.Upstream.MaxConnWait,
+		MaxBodyBytes:     int(cfg.Server.MaxBodyBytes),
+		MaxResponseBytes: int(cfg.Upstream.MaxResponseBytes),
+		ReadTimeout:      cfg.Server.ReadTimeout,
+		WriteTimeout:     cfg.Server.WriteTimeout,
+		IdleTimeout:      cfg.Server.IdleTimeout,
+		Cache: gateway.CacheOptions{
+			Enabled:      cfg.Cache.Enabled,
+			MaxBytes:     cfg.Cache.MaxBytes,
+			TTL:          cfg.Cache.TTL,
+			StaleIfError: staleIfError(cfg.Cache.StaleIfError),
+			Scope:        cfg.Cache.Scope,
+		},
+		AuthTTL:         authTTL(cfg.Auth.TTL),
+		MaxUserFailures: cfg.Auth.MaxUserFailures,
+		MaxIPFailures:   cfg.Auth.MaxIPFailures,
+		FailureWindow:   cfg.Auth.FailureWindow,
+		Redis:           n.rdb,
+		Limiter:         limiter,
+		CORSOrigins:     cfg.CORS.AllowedOrigins,
+		Logger:          log.With("part", "gateway"),
+	})
+	if err != nil {
+		n.closeRedis()
+		return nil, err
+	}
+	n.gw = gw
+	ln, err := listen(addr)
+	if err != nil {
+		n.closeRedis()
+		return nil, err
+	}
+	n.addr = ln.Addr().String()
+	go func() {
+		if err := gw.Serve(ln); err != nil {
+			errc <- err
+		}
+	}()
+	return n, nil
+}
+
+// limiterOptions converts the ratelimit section of the configuration.
+func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) ratelimit.Options {
+	rl := cfg.RateLimit
+	o := ratelimit.Options{
+		Redis:         rdb,
+		OnRedisError:  rl.OnRedisError,
+		RedisTimeout:  rl.RedisTimeout,
+		RedisBackoff:  rl.RedisBackoff,
+		LocalReplicas: rl.LocalReplicas,
+		MaxHeld:       rl.MaxHeld,
+		RejectStatus:  rl.RejectStatus,
+		Logger:        log.With("part", "ratelimit"),
+	}
+	for _, p := range rl.Policies {
+		o.Policies = append(o.Policies, ratelimit.Policy{Name: p.Name, Key: p.Key, Limit: p.Limit,
+			Period: p.Period, Burst: p.Burst, MaxDelay: p.MaxDelay})
+	}
+	for _, v := range rl.Overrides {
+		o.Overrides = append(o.Overrides, ratelimit.Override{APIKey: v.APIKey, Policy: v.Policy, Limit: v.Limit,
+			Period: v.Period, Burst: v.Burst})
+	}
+	return o
+}
+
+// staleIfError maps the config's 0 ("never") to the gateway's negative ("never"; zero there means default).
+func staleIfError(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// authTTL maps the config's 0 ("never remember") to the gateway's negative.
+func authTTL(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// ready asks the gateway's own /readyz, which checks the upstream core and Redis.
+func (n *gatewayNode) ready(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.addr+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := n.probe.Do(req)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("gateway: /readyz answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func (n *gatewayNode) shutdown(ctx context.Context) error {
+	err := n.gw.Shutdown(ctx)
+	n.closeRedis()
+	return err
+}
+
+func (n *gatewayNode) closeRedis() {
+	if n.rdb != nil {
+		_ = n.rdb.Close()
+	}
+}
