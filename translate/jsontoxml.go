@@ -48,7 +48,8 @@ func JSONToXML(js []byte) ([]byte, error) {
 type xwriter struct {
 	d    *jdoc
 	b    []byte
-	path []string // JSON keys and indexes down to the value being written, for errors
+	path  []string // JSON keys and indexes down to the value being written, for errors
+	depth int      // elements open
 	ord  []ordered
 }
 
@@ -65,6 +66,11 @@ func (w *xwriter) element(name []byte, parent string, v int32) error {
 	if !isNameBytes(name) {
 		return w.fail("key " + strconv.Quote(string(name)) + " is not an XML element name")
 	}
+	if w.depth >= MaxDepth {
+		return w.fail("nested deeper than " + strconv.Itoa(MaxDepth) + " elements")
+	}
+	w.depth++
+	defer func() { w.depth-- }()
 	val := w.d.vals[v]
 	switch val.kind {
 	case jObject:
@@ -75,6 +81,9 @@ func (w *xwriter) element(name []byte, parent string, v int32) error {
 	text, err := w.scalarText(val)
 	if err != nil {
 		return err
+	}
+	if allSpace(text) && lookup(parent, string(name)).container {
+		text = nil // layout, as XMLToJSON reads it
 	}
 	w.b = append(w.b, '<')
 	w.b = append(w.b, name...)
@@ -160,8 +169,14 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 			children++
 		}
 	}
+	if info.container && allSpace(text) {
+		text = nil // layout, as XMLToJSON reads it
+	}
 	if hasText && len(text) > 0 && children > 0 {
 		return w.failAt("#text", "#text together with child elements has no XML form here")
+	}
+	if len(w.ord)-base > maxAttrs {
+		return w.fail("more than " + strconv.Itoa(maxAttrs) + " attributes")
 	}
 	sortOrdered(w.ord[base:])
 	w.b = append(w.b, '<')
@@ -209,6 +224,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 		}
 		sortOrdered(w.ord[base:])
 		w.b = append(w.b, '>')
+		open := len(w.b)
 		for k := base; k < len(w.ord); k++ {
 			m := w.ord[k].m
 			cv := d.vals[m.val]
@@ -227,6 +243,10 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 				}
 			}
 			w.path = w.path[:len(w.path)-1]
+		}
+		if len(w.b) == open { // only empty arrays
+			w.b = append(w.b[:open-1], "/>"...)
+			return nil
 		}
 	}
 	w.b = append(w.b, "</"...)

@@ -1,0 +1,151 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestXMLToJSONMapping covers the rules of the mapping one at a time.
+func TestXMLToJSONMapping(t *testing.T) {
+	tests := []struct {
+		name, xml, want string
+	}{
+		{"integer", "<user><user_id>42</user_id></user>", `{"user":{"user_id":42}}`},
+		{"negative integer", "<error><try_again_after>-5</try_again_after></error>", `{"error":{"try_again_after":-5}}`},
+		{"leading zeros stay text", "<user><user_id>007</user_id></user>", `{"user":{"user_id":"007"}}`},
+		{"minus zero stays text", "<user><user_id>-0</user_id></user>", `{"user":{"user_id":"-0"}}`},
+		{"plus sign stays text", "<user><user_id>+5</user_id></user>", `{"user":{"user_id":"+5"}}`},
+		{"spaces stay text", "<user><user_id> 5</user_id></user>", `{"user":{"user_id":" 5"}}`},
+		{"largest exact integer", "<user><user_id>9007199254740991</user_id></user>", `{"user":{"user_id":9007199254740991}}`},
+		{"beyond exact integers stays text", "<user><user_id>9007199254740992</user_id></user>",
+			`{"user":{"user_id":"9007199254740992"}}`},
+		{"empty integer element", "<field><name>id</name><sort/></field>", `{"field":{"name":"id","sort":""}}`},
+		{"field value stays text", "<field><name>x</name><value>2134</value></field>", `{"field":{"name":"x","value":"2134"}}`},
+		{"option value is an integer", "<option><value>3</value><label>x</label></option>", `{"option":{"value":3,"label":"x"}}`},
+		{"integer attribute", `<value id="3" email="a@b.c">x</value>`, `{"value":{"@id":3,"@email":"a@b.c","#text":"x"}}`},
+		{"attribute order is the interface's", `<value email="a@b.c" extra="1" id="3">x</value>`,
+			`{"value":{"@id":3,"@email":"a@b.c","@extra":"1","#text":"x"}}`},
+		{"empty text with attributes", `<value id="3"/>`, `{"value":{"@id":3,"#text":""}}`},
+		{"child order is the interface's", "<user><status>Active</status><user_id>1</user_id><zz>z</zz><email>e</email></user>",
+			`{"user":{"user_id":1,"email":"e","status":"Active","zz":"z"}}`},
+		{"always-array with one item", "<users><user><user_id>1</user_id></user></users>", `{"users":{"user":[{"user_id":1}]}}`},
+		{"always-array with none", "<fields/>", `{"fields":{"field":[]}}`},
+		{"unknown repeated element", "<x><y>1</y><y>2</y></x>", `{"x":{"y":["1","2"]}}`},
+		{"unknown single element", "<x><y>1</y></x>", `{"x":{"y":"1"}}`},
+		{"repeated names are grouped", "<x><a>1</a><b/><a>2</a></x>", `{"x":{"a":["1","2"],"b":""}}`},
+		{"a repeated single element keeps every item", "<user><email>a</email><email>b</email></user>",
+			`{"user":{"email":["a","b"]}}`},
+		{"leaf white space is data", "<x><y>  a \n b  </y><z> </z></x>", `{"x":{"y":"  a \n b  ","z":" "}}`},
+		{"container white space is layout", "<history_items>\n  \n</history_items>", `{"history_items":{"history":[]}}`},
+		{"container with text keeps it", "<users>someone</users>", `{"users":"someone"}`},
+		{"white space between children is layout", "<x>\n <a>1</a>\n <b>2</b>\n</x>", `{"x":{"a":"1","b":"2"}}`},
+		{"CDATA becomes a string", "<x><![CDATA[<p>a & b</p>]]></x>", `{"x":"<p>a & b</p>"}`},
+		{"CDATA and text join", "<x>a<![CDATA[<b>]]>c</x>", `{"x":"a<b>c"}`},
+		{"references", "<x>&lt;&gt;&amp;&quot;&apos;&#65;&#x42;&#x1F600;</x>", `{"x":"<>&\"'AB😀"}`},
+		{"JSON escapes", "<x>\"\\\t\u2028x</x>", ""},
+		{"line ends are normalised", "<x>a\r\nb\rc</x>", `{"x":"a\nb\nc"}`},
+		{"escaped carriage return is kept", "<x>a&#13;b</x>", `{"x":"a\rb"}`},
+		{"attribute white space is normalised", "<x a=\"1\t2\n3\" b=\"&#9;\"/>", `{"x":{"@a":"1 2 3","@b":"\t","#text":""}}`},
+		{"comments and processing instructions are dropped", "<?xml version=\"1.0\"?><!-- c --><?pi x?><x><!-- c --><y>1</y><?pi?></x><!-- end -->",
+			`{"x":{"y":"1"}}`},
+		{"byte order mark", "\xEF\xBB\xBF<x>1</x>", `{"x":"1"}`},
+		{"namespace prefixes are kept", `<ns:a xmlns:ns="urn:x"><ns:b>1</ns:b></ns:a>`, `{"ns:a":{"@xmlns:ns":"urn:x","ns:b":"1"}}`},
+		{"non-ASCII names", "<größe><ñ>1</ñ></größe>", `{"größe":{"ñ":"1"}}`},
+		{"custom_object inside object is text", "<object><custom_object>No</custom_object></object>",
+			`{"object":{"custom_object":"No"}}`},
+		{"empty custom_object inside object", "<object><custom_object/></object>", `{"object":{"custom_object":""}}`},
+		{"single quotes in attributes", `<x a='say "hi"'/>`, `{"x":{"@a":"say \"hi\"","#text":""}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := XMLToJSON([]byte(tt.xml))
+			if err != nil {
+				t.Fatalf("XMLToJSON(%q): %v", tt.xml, err)
+			}
+			want := tt.want
+			if want == "" {
+				want = `{"x":"\"\\\t\u2028x"}`
+			}
+			if string(got) != want {
+				t.Errorf("XMLToJSON(%q)\n got %s\nwant %s", tt.xml, got, want)
+			}
+		})
+	}
+}
+
+// TestJSONToXMLMapping covers the rules of the way back.
+func TestJSONToXMLMapping(t *testing.T) {
+	const decl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+	tests := []struct {
+		name, json, want string
+	}{
+		{"interface order restored", `{"requirement":{"fields":{"field":[{"value":"x","name":"field_1"}]}}}`,
+			"<requirement><fields><field><name>field_1</name><value>x</value></field></fields></requirement>"},
+		{"single object where an array is expected", `{"feature":{"fields":{"field":{"name":"field_1","value":"2"}}}}`,
+			"<feature><fields><field><name>field_1</name><value>2</value></field></fields></feature>"},
+		{"literals", `{"x":{"n":1.50e3,"t":true,"f":false,"z":null,"s":""}}`,
+			"<x><n>1.50e3</n><t>true</t><f>false</f><z/><s/></x>"},
+		{"empty array writes nothing", `{"users":{"user":[]}}`, "<users/>"},
+		{"empty object", `{"view":{}}`, "<view/>"},
+		{"attributes", `{"value":{"#text":"Bob","@email":"b@x","@id":6}}`, `<value id="6" email="b@x">Bob</value>`},
+		{"escaping", `{"x":{"@a":"<&>\"'\t\n\r","#text":"<&>\"' ]]> \r\n"}}`,
+			`<x a="&lt;&amp;&gt;&quot;&apos;&#x9;&#xA;&#xD;">&lt;&amp;&gt;&quot;&apos; ]]&gt; &#xD;` + "\n</x>"},
+		{"unknown keys keep JSON order", `{"x":{"z":"1","a":"2","m":["3","4"]}}`, "<x><z>1</z><a>2</a><m>3</m><m>4</m></x>"},
+		{"known before unknown", `{"user":{"zz":"z","email":"e","user_id":1}}`,
+			"<user><user_id>1</user_id><email>e</email><zz>z</zz></user>"},
+		{"field definition order", `{"field":{"picklist_options":{"option":[{"label":"a","value":1}]},"type":"Textbox","id":3,"name":"field_3"}}`,
+			"<field><id>3</id><name>field_3</name><type>Textbox</type><picklist_options><option><value>1</value><label>a</label></option></picklist_options></field>"},
+		{"record field order", `{"field":{"sort":3,"list_type":"normal","value":"1","name":"field_3"}}`,
+			"<field><name>field_3</name><value>1</value><list_type>normal</list_type><sort>3</sort></field>"},
+		{"empty #text with children is ignored", `{"x":{"#text":"","y":"1"}}`, "<x><y>1</y></x>"},
+		{"null attribute is empty", `{"x":{"@a":null}}`, `<x a=""/>`},
+		{"escaped key characters", `{"x":{"\u00e9":"1"}}`, "<x><é>1</é></x>"},
+		{"white space around the JSON", " \n\t{\"x\":\"1\"}\r\n ", "<x>1</x>"},
+		{"unicode escapes", `{"x":"\u00e9\ud83d\ude00\/"}`, "<x>é😀/</x>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := JSONToXML([]byte(tt.json))
+			if err != nil {
+				t.Fatalf("JSONToXML(%s): %v", tt.json, err)
+			}
+			if want := decl + tt.want; string(got) != want {
+				t.Errorf("JSONToXML(%s)\n got %s\nwant %s", tt.json, got, want)
+			}
+		})
+	}
+}
+
+// TestLargeDocument checks that grouping stays linear when an element has many distinct children.
+func TestLargeDocument(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<x>")
+	for i := 0; i < 20000; i++ {
+		b.WriteString("<a")
+		b.WriteString(strings.Repeat("b", i%7))
+		b.WriteString(string(rune('a' + i%26)))
+		b.WriteString(itoa3(i))
+		b.WriteString("/>")
+	}
+	b.WriteString("</x>")
+	js, err := XMLToJSON([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := JSONToXML(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js2, err := XMLToJSON(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(js) != string(js2) {
+		t.Error("round trip of a document with 20000 distinct names differs")
+	}
+}
+
+func itoa3(i int) string {
+	const d = "0123456789"
+	return string([]byte{d[i/10000%10], d[i/1000%10], d[i/100%10], d[i/10%10], d[i%10]})
+}
