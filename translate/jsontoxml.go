@@ -46,11 +46,11 @@ func JSONToXML(js []byte) ([]byte, error) {
 
 // xwriter writes XML from a parsed JSON text.
 type xwriter struct {
-	d    *jdoc
-	b    []byte
+	d     *jdoc
+	b     []byte
 	path  []string // JSON keys and indexes down to the value being written, for errors
 	depth int      // elements open
-	ord  []ordered
+	ord   []ordered
 }
 
 // ordered is a member of an object with its place in the output.
