@@ -175,8 +175,10 @@ func (c *Cache) Get(key string) (l Lookup, ok bool) {
 // ErrNotStored says an entry was not taken (nil, or larger than the whole budget).
 var ErrNotStored = errors.New("cache: entry not stored")
 
-// Set stores e under key for TTL plus StaleIfError. e must not change afterwards. Like ristretto, the store
-// may still drop the entry under pressure; that is a later miss, never an error.
+// Set stores e under key for TTL plus StaleIfError and waits until the store has applied it, so a read that
+// follows Set finds the entry (ristretto applies Sets asynchronously; without the wait, a request arriving
+// just after a single-flight fill would miss and go upstream again). e must not change afterwards. The
+// store may still refuse the entry under pressure; that is a later miss, never an error.
 func (c *Cache) Set(key string, e *Entry) error {
 	if e == nil {
 		return ErrNotStored
@@ -188,7 +190,9 @@ func (c *Cache) Set(key string, e *Entry) error {
 	if e.Stored.IsZero() {
 		e.Stored = c.opt.Now()
 	}
-	c.store.SetWithTTL(key, e, cost, c.opt.TTL+c.opt.StaleIfError)
+	if c.store.SetWithTTL(key, e, cost, c.opt.TTL+c.opt.StaleIfError) {
+		c.store.Wait()
+	}
 	return nil
 }
 

@@ -1,0 +1,33 @@
+package gateway
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// xmlEscaper escapes text for an XML element.
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+
+// errorXML is the error body of spec/api.md Part 2: <error><message>...</message></error>.
+func errorXML(message string) []byte {
+	return []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<error>\n  <message>" +
+		xmlEscaper.Replace(message) + "</message>\n</error>\n")
+}
+
+// writeError answers with status and an XML error message, dropping whatever the response held.
+func writeError(ctx *fasthttp.RequestCtx, status int, message string) {
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(contentTypeXML)
+	ctx.SetBody(errorXML(message))
+}
+
+// writeRetryError is writeError with Retry-After (seconds, rounded up, at least 1).
+func writeRetryError(ctx *fasthttp.RequestCtx, status int, retryAfterSec int, message string) {
+	writeError(ctx, status, message)
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(retryAfterSec, 1)))
+}
+
+const contentTypeXML = "application/xml; charset=utf-8"

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
+// X-Forwarded-* headers and the request id are set, and the target becomes the normalised one of route.Parse
+// under the upstream's prefix (the same form that was routed and keyed).
+func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
+	stripHop(&req.Header)
+	req.Header.Del("Accept-Encoding") // bodies are cached and rewritten as they are: no compressed variants
+	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
+		req.Header.Set("X-Forwarded-For", string(prior)+", "+x.ip)
+	} else {
+		req.Header.Set("X-Forwarded-For", x.ip)
+	}
+	req.Header.Set("X-Forwarded-Proto", scheme(x.ctx))
+	if x.host != "" {
+		req.Header.Set("X-Forwarded-Host", x.host)
+	} else {
+		req.Header.Del("X-Forwarded-Host")
+	}
+	req.Header.Set(headerRequestID, x.reqID)
+	req.SetRequestURI(g.up.prefix + x.rt.URI())
+	req.Header.SetHost(g.up.host)
+}
+
+// forward sends the request upstream and relays the answer: everything but cacheable GETs (writes, HEAD,
+// unknown paths), and cacheable GETs when the cache is off.
+func (g *Gateway) forward(x *exchange) {
+	ctx := x.ctx
+	write := !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions()
+	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
+		x.cacheRes = cacheBypass
+	}
+	g.prepare(x, &ctx.Request)
+	start := time.Now()
+	g.upstreamCalls.Add(1)
+	upstreamRequests.Inc()
+	err := g.up.do(&ctx.Request, &ctx.Response)
+	x.upstream = time.Since(start)
+	if err != nil {
+		status, msg := upstreamStatus(err)
+		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", err)
+		writeError(ctx, status, msg)
+		if write {
+			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
+			g.invalidate(x.rt.APIKey)
+		}
+		g.cacheHeaders(x, 0)
+		return
+	}
+	x.coreStatus = ctx.Response.StatusCode()
+	resp := &ctx.Response
+	stripHop(&resp.Header)
+	resp.Header.Del("Date")
+	rewriteLocation(&resp.Header, g.up.origins, scheme(ctx)+"://"+x.host)
+	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
+		g.invalidate(x.rt.APIKey)
+	}
+	g.cacheHeaders(x, 0)
+}
+
+// invalidate makes every cached read of the account invisible, here at once and on the other replicas
+// through the bus, before the write's response is returned.
+func (g *Gateway) invalidate(account string) {
+	if account == "" {
+		return
+	}
+	if g.cache != nil {
+		g.cache.Invalidate(account)
+	}
+	g.bus.Publish(account)
+}
+
+// cacheHeaders sets X-Cache and Age on a cacheable read.
+func (g *Gateway) cacheHeaders(x *exchange, age time.Duration) {
+	if x.cacheRes == "" {
+		return
+	}
+	h := &x.ctx.Response.Header
+	h.Set("X-Cache", x.cacheRes)
+	h.Set("Age", ageString(age))
+}
+
+func ageString(age time.Duration) string {
+	return strconv.FormatInt(max(int64(age/time.Second), 0), 10)
+}

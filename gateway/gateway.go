@@ -1,0 +1,183 @@
+// Package gateway is reqgate's reverse proxy in front of the core: a fasthttp server and client that
+// forwards the XML interface of spec/api.md unchanged, answers verified reads from a response cache
+// (package cache), makes writes invisible to later reads at once (per-account generations, shared between
+// replicas over Redis), limits failed logins and, when given a Limiter, request rates.
+//
+// A request goes through these stages (handler.go): request id, one normalisation of the target
+// (package route), the credential check (auth.go), the rate limit (limit.go), then either the cached read
+// path (read.go) or plain forwarding (forward.go).
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/reqgate/reqgate/cache"
+)
+
+// Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
+// your own; stop with Shutdown.
+type Gateway struct {
+	opt       Options
+	up        *upstream
+	cache     *cache.Cache // nil when the cache is disabled
+	bus       cache.Bus
+	creds     *credentials
+	fails     *failures
+	limiter   Limiter
+	flight    singleflight.Group
+	ids       *requestIDs
+	log       *slog.Logger
+	srv       *fasthttp.Server
+	scopeUser bool
+	cors      map[string]bool
+
+	upstreamCalls atomic.Uint64
+}
+
+// New builds a gateway from opt. It does not contact the upstream.
+func New(opt Options) (*Gateway, error) {
+	opt.defaults()
+	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
+		return nil, fmt.Errorf("gateway: cache scope %q: want account or user", opt.Cache.Scope)
+	}
+	up, err := newUpstream(&opt)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{
+		opt:       opt,
+		up:        up,
+		bus:       cache.LocalBus{},
+		creds:     newCredentials(opt.AuthTTL, opt.Now),
+		fails:     newFailures(opt.FailureWindow, opt.MaxUserFailures, opt.MaxIPFailures, opt.Now),
+		limiter:   opt.Limiter,
+		ids:       newRequestIDs(),
+		log:       opt.Logger,
+		scopeUser: opt.Cache.Scope == "user",
+	}
+	if len(opt.CORSOrigins) > 0 {
+		g.cors = make(map[string]bool, len(opt.CORSOrigins))
+		for _, o := range opt.CORSOrigins {
+			g.cors[o] = true
+		}
+	}
+	if opt.Cache.Enabled {
+		g.cache, err = cache.New(cache.Options{MaxBytes: opt.Cache.MaxBytes, TTL: opt.Cache.TTL,
+			StaleIfError: opt.Cache.StaleIfError, Now: opt.Now})
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		if opt.Redis != nil {
+			g.bus = cache.NewRedisBus(opt.Redis, g.cache, opt.Logger)
+		}
+	}
+	g.srv = &fasthttp.Server{
+		Handler:                      g.handle,
+		ErrorHandler:                 g.serverError,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		ReadTimeout:                  opt.ReadTimeout,
+		WriteTimeout:                 opt.WriteTimeout,
+		IdleTimeout:                  opt.IdleTimeout,
+		MaxRequestBodySize:           opt.MaxBodyBytes,
+		ReadBufferSize:               16 << 10,
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		TCPKeepalive:                 true,
+	}
+	return g, nil
+}
+
+// Handler is the gateway's request handler, for a fasthttp.Server of the caller's own. Such a server
+// should set MaxRequestBodySize to Options.MaxBodyBytes so that oversized bodies get 413 unread.
+func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
+
+// Serve accepts connections on ln until Shutdown.
+func (g *Gateway) Serve(ln net.Listener) error {
+	if err := g.srv.Serve(ln); err != nil {
+		return fmt.Errorf("gateway: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting, waits for requests in flight until ctx ends, then releases the cache and bus.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	err := g.srv.ShutdownWithContext(ctx)
+	if berr := g.bus.Close(); berr != nil {
+		err = errors.Join(err, fmt.Errorf("gateway: close invalidation bus: %w", berr))
+	}
+	if g.cache != nil {
+		g.cache.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("gateway: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Stats are counters of one gateway, for tests and benchmarks.
+type Stats struct {
+	UpstreamRequests uint64 // requests sent to the core
+	Cache            cache.Stats
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats {
+	s := Stats{UpstreamRequests: g.upstreamCalls.Load()}
+	if g.cache != nil {
+		s.Cache = g.cache.Stats()
+	}
+	return s
+}
+
+// serverError answers what fasthttp refuses before the handler runs: 413 for a body over the limit (the
+// core never sees it), 408 for a slow request, 400 for anything malformed.
+func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
+	var status int
+	var msg string
+	var te interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, msg = fasthttp.StatusRequestEntityTooLarge,
+			fmt.Sprintf("The request body exceeds the limit of %d bytes.", g.opt.MaxBodyBytes)
+	case errors.As(err, &te) && te.Timeout():
+		status, msg = fasthttp.StatusRequestTimeout, "The request was not received in time."
+	default:
+		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
+	}
+	countRequest("unknown", status, "")
+	writeError(ctx, status, msg)
+	ctx.SetConnectionClose()
+}
+
+// ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING).
+func (g *Gateway) ready() error {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(g.up.prefix + "/readyz")
+	req.Header.SetHost(g.up.host)
+	if err := g.up.client.DoTimeout(req, resp, min(g.opt.UpstreamTimeout, 2*time.Second)); err != nil {
+		return fmt.Errorf("upstream: %w", err)
+	}
+	if resp.StatusCode() != fasthttp.StatusOK {
+		return fmt.Errorf("upstream /readyz: status %d", resp.StatusCode())
+	}
+	if g.opt.Redis != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := g.opt.Redis.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+	}
+	return nil
+}

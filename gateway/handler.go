@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/ratelimit"
+)
+
+// X-Cache values.
+const (
+	cacheHit    = "HIT"
+	cacheMiss   = "MISS"
+	cacheStale  = "STALE"
+	cacheBypass = "BYPASS"
+)
+
+// exchange is the state of one request as it passes the stages.
+type exchange struct {
+	ctx        *fasthttp.RequestCtx
+	rt         route.Route
+	reqID      string
+	ip         string
+	host       string // Host as the caller sent it
+	cred       credential
+	verified   bool   // the credential was accepted by the core within AuthTTL
+	cacheRes   string // X-Cache value, "" when not a cacheable read
+	coreStatus int    // status the core gave this caller's own request, 0 when it was not asked
+	upstream   time.Duration
+	extra      []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
+}
+
+// addHeader queues a response header that must survive whatever the upstream answer replaces.
+func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
+
+// handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
+func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}}
+	defer func() {
+		if p := recover(); p != nil {
+			panicsTotal.Inc()
+			g.log.Error("panic serving request", "request_id", x.reqID, "panic", p, "stack", string(debug.Stack()))
+			writeError(ctx, fasthttp.StatusInternalServerError, "Internal gateway error.")
+		}
+		g.finish(&x, start)
+	}()
+
+	if id := ctx.Request.Header.Peek(headerRequestID); validRequestID(id) {
+		x.reqID = string(id)
+	} else {
+		x.reqID = g.ids.next()
+	}
+	x.addHeader(headerRequestID, x.reqID)
+
+	rt, err := route.Parse(ctx.RequestURI())
+	if err != nil {
+		writeError(ctx, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
+		return
+	}
+	x.rt = rt
+	switch rt.Path {
+	case "/healthz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("ok\n")
+		return
+	case "/readyz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		if err := g.ready(); err != nil {
+			g.log.Warn("readyz: not ready", "err", err)
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.SetBodyString("not ready\n")
+			return
+		}
+		ctx.SetBodyString("ready\n")
+		return
+	}
+	if g.cors != nil && g.corsHeaders(&x) {
+		return // a preflight, answered
+	}
+	x.ip = ctx.RemoteIP().String()
+	x.host = string(ctx.Host())
+
+	if rt.APIKey != "" {
+		x.cred = g.creds.parse(ctx.Request.Header.Peek("Authorization"), rt.APIKey)
+		x.verified = g.creds.verified(x.cred)
+		if !x.verified {
+			if wait := g.fails.blocked(x.ip, rt.APIKey, x.cred.user); wait > 0 {
+				authBlocked.Inc()
+				secs := int((wait + time.Second - 1) / time.Second)
+				writeRetryError(ctx, fasthttp.StatusTooManyRequests, secs,
+					"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
+				return
+			}
+		}
+		if g.limiter != nil {
+			user := ""
+			if x.verified {
+				user = x.cred.user
+			}
+			rreq := ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.ip}
+			if rt.Class == route.Throttle && ctx.IsGet() {
+				if x.verified || g.verifyWithCore(&x) {
+					rreq.User = x.cred.user
+					g.throttleStatus(&x, rreq)
+				}
+				return
+			}
+			if !g.admit(&x, rreq) {
+				return
+			}
+		}
+	}
+
+	switch {
+	case ctx.IsGet() && rt.Cacheable() && g.cache != nil:
+		g.read(&x)
+	default:
+		g.forward(&x)
+	}
+}
+
+// finish does the accounting of a request: credential bookkeeping from the core's answer, metrics, the
+// access log. It never logs the Authorization header or a password.
+func (g *Gateway) finish(x *exchange, start time.Time) {
+	ctx := x.ctx
+	for _, h := range x.extra {
+		if h.Key == "Vary" {
+			ctx.Response.Header.Add(h.Key, h.Value)
+		} else {
+			ctx.Response.Header.Set(h.Key, h.Value)
+		}
+	}
+	status := ctx.Response.StatusCode()
+	if x.rt.APIKey != "" && x.coreStatus != 0 {
+		switch {
+		case x.coreStatus == fasthttp.StatusUnauthorized:
+			authFailures.Inc()
+			g.creds.forget(x.cred)
+			g.fails.record(x.ip, x.rt.APIKey, x.cred.user)
+		case x.coreStatus >= 200 && x.coreStatus < 300 && !x.verified && x.cred.present:
+			// The core authenticates every /api{N}/{key}/ request before anything else, so a 2xx proves the
+			// credential for this key.
+			authVerifications.Inc()
+			g.creds.remember(x.cred)
+		}
+	}
+	elapsed := time.Since(start)
+	countRequest(x.rt.Class, status, x.cacheRes)
+	histogram("request", x.rt.Class).Update(elapsed.Seconds())
+	if x.upstream > 0 {
+		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
+	}
+	if g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
+		g.log.LogAttrs(nil, slog.LevelInfo, "request", //nolint:staticcheck
+			slog.String("request_id", x.reqID),
+			slog.String("method", string(ctx.Method())),
+			slog.String("path", x.rt.Path),
+			slog.String("route", string(x.rt.Class)),
+			slog.String("account", x.rt.APIKey),
+			slog.String("user", x.cred.user),
+			slog.String("ip", x.ip),
+			slog.Int("status", status),
+			slog.String("cache", x.cacheRes),
+			slog.Float64("upstream_ms", float64(x.upstream.Microseconds())/1000),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		)
+	}
+}
+
+// corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true).
+func (g *Gateway) corsHeaders(x *exchange) bool {
+	ctx := x.ctx
+	origin := ctx.Request.Header.Peek("Origin")
+	if len(origin) == 0 {
+		return false
+	}
+	x.addHeader("Vary", "Origin")
+	if !g.cors[string(origin)] && !g.cors["*"] {
+		return false
+	}
+	x.addHeader("Access-Control-Allow-Origin", string(origin))
+	x.addHeader("Access-Control-Allow-Credentials", "true")
+	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy")
+	if ctx.IsOptions() && len(ctx.Request.Header.Peek("Access-Control-Request-Method")) > 0 {
+		x.addHeader("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+		x.addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id, Cache-Control")
+		x.addHeader("Access-Control-Max-Age", "600")
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/ratelimit"
+)
+
+// Limiter is what the gateway needs of a rate limiter; *ratelimit.Limiter implements it.
+type Limiter interface {
+	// Admit decides on one request, possibly holding it for a shaped slot; it never fails.
+	Admit(ctx context.Context, r ratelimit.Request) ratelimit.Decision
+	// Status reports how long until a request would be admitted, without counting it.
+	Status(ctx context.Context, r ratelimit.Request) time.Duration
+	// RejectStatus is the status of a rejection: 429, or 503 for the mirrored service's clients.
+	RejectStatus() int
+}
+
+var _ Limiter = (*ratelimit.Limiter)(nil)
+
+// admit applies the limiter to an API request. It returns false after writing the rejection.
+func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
+	if g.limiter == nil {
+		return true
+	}
+	c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
+	d := g.limiter.Admit(c, req)
+	cancel()
+	if d.Limited {
+		if d.Policy != "" {
+			x.addHeader("RateLimit-Policy", d.Policy)
+		}
+		if d.RateLimit != "" {
+			x.addHeader("RateLimit", d.RateLimit)
+		}
+	}
+	if d.Allowed {
+		return true
+	}
+	ctx := x.ctx
+	ctx.SetStatusCode(g.limiter.RejectStatus())
+	ctx.SetContentType(contentTypeXML)
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(d.RetryAfter)))
+	ctx.SetBody(ratelimit.ThrottleXML(d.RetryAfter))
+	return false
+}
+
+// throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting.
+func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
+	ctx := x.ctx
+	c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
+	wait := g.limiter.Status(c, req)
+	cancel()
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(contentTypeXML)
+	ctx.SetBody(ratelimit.ThrottleStatusXML(wait))
+}

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of Options.
+const (
+	DefaultUpstream        = "http://127.0.0.1:8081"
+	DefaultUpstreamTimeout = 30 * time.Second
+	DefaultMaxIdleConns    = 512
+	DefaultMaxConnWait     = time.Second
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultMaxResponse     = 64 << 20
+	DefaultAuthTTL         = 60 * time.Second
+	DefaultFailureWindow   = time.Minute
+	DefaultMaxUserFailures = 10
+	DefaultMaxIPFailures   = 30
+)
+
+// Options carry everything the gateway takes from the configuration. Zero values take the defaults.
+type Options struct {
+	// Upstream is the base URL of the core, e.g. http://127.0.0.1:8081; a path in it prefixes every
+	// forwarded path. If empty, DefaultUpstream. Upstreams adds more cores behind the same prefix,
+	// balanced by least load.
+	Upstream  string
+	Upstreams []string
+	// UpstreamTimeout bounds one upstream exchange (dial, write, read). If zero, 30s.
+	UpstreamTimeout time.Duration
+	// MaxIdleConns is the connection limit per core. If zero, 512.
+	MaxIdleConns int
+	// MaxConnWait is how long a request waits for a free upstream connection before 503. If zero, 1s.
+	MaxConnWait time.Duration
+	// MaxBodyBytes is the largest request body; larger ones get 413 before they reach the core. If zero, 1 MiB.
+	MaxBodyBytes int
+	// MaxResponseBytes is the largest upstream response body; larger ones give 502. If zero, 64 MiB.
+	MaxResponseBytes int
+	// ReadTimeout, WriteTimeout and IdleTimeout are the caller-side server timeouts. If zero: 30s, 30s, 60s.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+
+	// Cache configures the response cache.
+	Cache CacheOptions
+
+	// AuthTTL is how long a credential the core accepted is trusted for cached reads. If zero, 60s;
+	// negative: never remembered (every read goes to the core).
+	AuthTTL time.Duration
+	// MaxUserFailures and MaxIPFailures are the failed authentication attempts allowed per username (of an
+	// api_key) and per client IP within FailureWindow; further attempts get 429. If zero: 10, 30 and 1m.
+	MaxUserFailures, MaxIPFailures int
+	FailureWindow                  time.Duration
+
+	// Redis, when set, carries cache invalidations to the other replicas. Nil: in-process only.
+	Redis *redis.Client
+
+	// Limiter, when set, limits request rates before forwarding. Nil: no limits.
+	Limiter Limiter
+
+	// CORSOrigins are the origins allowed to call the gateway from a browser. Empty: no CORS headers.
+	CORSOrigins []string
+
+	// Logger receives the access log (Info, one JSON line per request) and errors. Nil: discarded.
+	Logger *slog.Logger
+	// Now is the clock of the cache and the credential store. Nil: time.Now.
+	Now func() time.Time
+}
+
+// CacheOptions configure the response cache (config keys cache.*).
+type CacheOptions struct {
+	Enabled      bool          // cache.enabled; the config default is true
+	MaxBytes     int64         // cache.max_bytes; if zero, 256 MiB
+	TTL          time.Duration // cache.ttl; if zero, 30s
+	StaleIfError time.Duration // cache.stale_if_error; if zero, 5m; negative: never serve stale
+	Scope        string        // cache.scope: "account" (default) or "user"
+}
+
+func (o *Options) defaults() {
+	if o.Upstream == "" {
+		o.Upstream = DefaultUpstream
+	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if o.MaxIdleConns <= 0 {
+		o.MaxIdleConns = DefaultMaxIdleConns
+	}
+	if o.MaxConnWait <= 0 {
+		o.MaxConnWait = DefaultMaxConnWait
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponse
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
+	if o.AuthTTL == 0 {
+		o.AuthTTL = DefaultAuthTTL
+	}
+	if o.MaxUserFailures <= 0 {
+		o.MaxUserFailures = DefaultMaxUserFailures
+	}
+	if o.MaxIPFailures <= 0 {
+		o.MaxIPFailures = DefaultMaxIPFailures
+	}
+	if o.FailureWindow <= 0 {
+		o.FailureWindow = DefaultFailureWindow
+	}
+	if o.Cache.Scope == "" {
+		o.Cache.Scope = "account"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}

@@ -1,0 +1,180 @@
+package gateway
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache"
+)
+
+// fetched is the outcome of one upstream read, shared by the requests of a single flight.
+type fetched struct {
+	entry *cache.Entry // the upstream's answer, copied; nil when err is set
+	err   error
+	took  time.Duration
+}
+
+// read serves a cacheable GET: a fresh entry to a verified credential (HIT), otherwise the upstream's
+// answer (MISS, or BYPASS when the caller sent Cache-Control: no-cache), fetched once for all concurrent
+// requests of the same key, stored when it is a 200 the upstream allows to be stored. When the upstream
+// fails, a verified caller gets the entry still within stale_if_error (STALE).
+func (g *Gateway) read(x *exchange) {
+	ctx := x.ctx
+	scopeUser := ""
+	if g.scopeUser {
+		scopeUser = x.cred.user
+	}
+	key := g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+	bypass := noCache(&ctx.Request.Header)
+	if x.verified && !bypass {
+		if l, ok := g.cache.Get(key); ok && l.Fresh {
+			x.cacheRes = cacheHit
+			writeEntry(ctx, l.Entry)
+			g.cacheHeaders(x, l.Age)
+			return
+		}
+	}
+	// Verified credentials of one scope share a flight; an unverified one shares only with itself, so an
+	// answer never reaches a caller whose credential the core has not accepted.
+	flightKey := key
+	if !x.verified {
+		flightKey += "\x00" + string(x.cred.digest[:])
+	}
+	v, _, shared := g.flight.Do(flightKey, func() (any, error) { return g.fetch(x, key), nil })
+	f := v.(*fetched)
+	if shared {
+		flightShared.Inc()
+		if f.err == nil && f.entry.Status == fasthttp.StatusUnauthorized && x.verified {
+			// Another credential of the scope was refused; this one is asked about on its own.
+			f = g.fetch(x, key)
+		}
+	}
+	x.upstream = f.took
+	x.cacheRes = cacheMiss
+	if bypass {
+		x.cacheRes = cacheBypass
+	}
+	if (f.err != nil || f.entry.Status >= 500) && x.verified {
+		if l, ok := g.cache.Get(key); ok {
+			g.cache.CountStale()
+			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.reqID, "age", l.Age.String())
+			x.cacheRes = cacheStale
+			writeEntry(ctx, l.Entry)
+			g.cacheHeaders(x, l.Age)
+			return
+		}
+	}
+	if f.err != nil {
+		status, msg := upstreamStatus(f.err)
+		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", f.err)
+		writeError(ctx, status, msg)
+		g.cacheHeaders(x, 0)
+		return
+	}
+	x.coreStatus = f.entry.Status
+	writeEntry(ctx, f.entry)
+	g.cacheHeaders(x, 0)
+}
+
+// fetch sends the caller's request upstream and copies the answer, storing it under key when allowed.
+func (g *Gateway) fetch(x *exchange, key string) *fetched {
+	req := &x.ctx.Request
+	g.prepare(x, req)
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	start := time.Now()
+	g.upstreamCalls.Add(1)
+	upstreamRequests.Inc()
+	err := g.up.do(req, resp)
+	took := time.Since(start)
+	if err != nil {
+		return &fetched{err: err, took: took}
+	}
+	e, storable := entryOf(resp)
+	if storable {
+		_ = g.cache.Set(key, e) // a dropped Set is a later miss, never an error
+	}
+	return &fetched{entry: e, took: took}
+}
+
+// skipStored are response headers never copied into an entry: per-connection or per-request ones.
+var skipStored = map[string]bool{
+	"Content-Length": true, "Date": true, "Connection": true, "Keep-Alive": true, "Transfer-Encoding": true,
+	"Trailer": true, "Upgrade": true, "Proxy-Authenticate": true, "Te": true, "Proxy-Connection": true,
+	"X-Request-Id": true, "X-Cache": true, "Age": true,
+}
+
+// entryOf copies an upstream response (fasthttp reuses its buffers) and says whether it may be stored:
+// a 200 without Set-Cookie whose Cache-Control allows shared storage.
+func entryOf(resp *fasthttp.Response) (*cache.Entry, bool) {
+	stripHop(&resp.Header)
+	body := resp.Body()
+	e := &cache.Entry{Status: resp.StatusCode(), Body: append(make([]byte, 0, len(body)), body...)}
+	storable := e.Status == fasthttp.StatusOK
+	for k, v := range resp.Header.All() {
+		ks := string(k)
+		if skipStored[ks] {
+			continue
+		}
+		switch ks {
+		case "Set-Cookie":
+			storable = false
+		case "Cache-Control":
+			if containsToken(v, "no-store") || containsToken(v, "private") || containsToken(v, "no-cache") {
+				storable = false
+			}
+		case "Vary":
+			if bytes.Contains(v, []byte("*")) {
+				storable = false
+			}
+		}
+		e.Header = append(e.Header, cache.Header{Key: ks, Value: string(v)})
+	}
+	return e, storable
+}
+
+// writeEntry writes a stored (immutable) entry as the response without copying its body.
+func writeEntry(ctx *fasthttp.RequestCtx, e *cache.Entry) {
+	ctx.SetStatusCode(e.Status)
+	h := &ctx.Response.Header
+	for _, kv := range e.Header {
+		if kv.Key == "Content-Type" {
+			h.SetContentType(kv.Value)
+			continue
+		}
+		h.Add(kv.Key, kv.Value)
+	}
+	ctx.Response.SetBodyRaw(e.Body)
+}
+
+// noCache reports whether the caller asked to revalidate (Cache-Control: no-cache or max-age=0, or
+// Pragma: no-cache).
+func noCache(h *fasthttp.RequestHeader) bool {
+	if cc := h.Peek("Cache-Control"); len(cc) > 0 &&
+		(containsToken(cc, "no-cache") || containsToken(cc, "max-age=0") || containsToken(cc, "no-store")) {
+		return true
+	}
+	return containsToken(h.Peek("Pragma"), "no-cache")
+}
+
+// containsToken reports whether the comma-separated list v holds tok (case-insensitive).
+func containsToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		var part []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			part, v = v[:i], v[i+1:]
+		} else {
+			part, v = v, nil
+		}
+		part = bytes.TrimSpace(part)
+		if i := bytes.IndexByte(part, '='); i >= 0 && !bytes.ContainsRune([]byte(tok), '=') {
+			part = part[:i]
+		}
+		if bytes.EqualFold(part, []byte(tok)) {
+			return true
+		}
+	}
+	return false
+}
