@@ -35,9 +35,9 @@ func JSONToXML(js []byte) ([]byte, error) {
 	w := xwriter{d: d, b: make([]byte, 0, len(js)+len(js)/4+len(xmlDecl))}
 	w.b = append(w.b, xmlDecl...)
 	if d.vals[m.val].kind == jArray {
-		return nil, &StructureError{Path: pointer([]string{string(m.key)}), Msg: "the root element cannot be an array"}
+		return nil, &StructureError{Path: pointer([]step{{key: m.key, idx: -1}}), Msg: "the root element cannot be an array"}
 	}
-	w.path = append(w.path, string(m.key))
+	w.path = append(w.path, step{key: m.key, idx: -1})
 	if err := w.element(m.key, "", m.val); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func JSONToXML(js []byte) ([]byte, error) {
 type xwriter struct {
 	d     *jdoc
 	b     []byte
-	path  []string // JSON keys and indexes down to the value being written, for errors
+	path  []step // JSON keys and indexes down to the value being written, for errors
 	depth int      // elements open
 	ord   []ordered
 }
@@ -102,7 +102,7 @@ func (w *xwriter) element(name []byte, parent string, v int32) error {
 }
 
 func (w *xwriter) failAt(key, msg string) error {
-	w.path = append(w.path, key)
+	w.path = append(w.path, step{key: []byte(key), idx: -1})
 	err := w.fail(msg)
 	w.path = w.path[:len(w.path)-1]
 	return err
@@ -156,7 +156,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 			}
 			w.ord = append(w.ord, ordered{m: m, rank: r})
 		case string(m.key) == "#text":
-			w.path = append(w.path, "#text")
+			w.path = append(w.path, step{key: m.key, idx: -1})
 			t, err := w.scalarText(d.vals[m.val])
 			w.path = w.path[:len(w.path)-1]
 			if err != nil {
@@ -186,7 +186,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 		if !isNameBytes(key) {
 			return w.failAt(string(o.m.key), "key "+strconv.Quote(string(o.m.key))+" is not an XML attribute name")
 		}
-		w.path = append(w.path, string(o.m.key))
+		w.path = append(w.path, step{key: o.m.key, idx: -1})
 		t, err := w.scalarText(d.vals[o.m.val])
 		if err == nil {
 			w.b = append(w.b, ' ')
@@ -228,14 +228,14 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 		for k := base; k < len(w.ord); k++ {
 			m := w.ord[k].m
 			cv := d.vals[m.val]
-			w.path = append(w.path, string(m.key))
+			w.path = append(w.path, step{key: m.key, idx: -1})
 			if cv.kind != jArray {
 				if err := w.element(m.key, name, m.val); err != nil {
 					return err
 				}
 			} else {
 				for j, item := range d.items[cv.start : cv.start+cv.n] {
-					w.path = append(w.path, strconv.Itoa(j))
+					w.path = append(w.path, step{idx: j})
 					if err := w.element(m.key, name, item); err != nil {
 						return err
 					}
@@ -353,12 +353,22 @@ func (w *xwriter) escape(s []byte, attr bool) error {
 // isNameBytes reports whether b is exactly one XML name.
 func isNameBytes(b []byte) bool { return len(b) > 0 && nameLen(b) == len(b) }
 
+// step is one step of a path: an object key, or an array index when idx >= 0.
+type step struct {
+	key []byte
+	idx int
+}
+
 // pointer formats a path as a JSON Pointer (RFC 6901).
-func pointer(path []string) string {
+func pointer(path []step) string {
 	var sb strings.Builder
-	for _, p := range path {
+	for _, s := range path {
 		sb.WriteByte('/')
-		p = strings.ReplaceAll(p, "~", "~0")
+		if s.idx >= 0 {
+			sb.WriteString(strconv.Itoa(s.idx))
+			continue
+		}
+		p := strings.ReplaceAll(string(s.key), "~", "~0")
 		sb.WriteString(strings.ReplaceAll(p, "/", "~1"))
 	}
 	return sb.String()
