@@ -49,7 +49,7 @@ type xwriter struct {
 	d     *jdoc
 	b     []byte
 	path  []step // JSON keys and indexes down to the value being written, for errors
-	depth int      // elements open
+	depth int    // elements open
 	ord   []ordered
 }
 
