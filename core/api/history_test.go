@@ -242,3 +242,25 @@ func TestV2FieldHistoryEmptyAndMissing(t *testing.T) {
 	e.del("re", 1)
 	e.get("/re/1/fieldhistory/103", http.StatusNotFound)
 }
+
+// FuzzRenderHistory checks that any stored value, of any field type, renders as well-formed XML.
+func FuzzRenderHistory(f *testing.F) {
+	types := []core.FieldType{core.TypeInteger, core.TypeTextbox, core.TypeTextarea, core.TypePickOne,
+		core.TypePickMultiple, core.TypeText, core.TypeEmail, core.TypeURL, core.TypeNumber, core.TypeDate,
+		core.TypeCheckbox}
+	for _, s := range []string{"", "1", "1,2", "2026-03-07", "<b>x</b>", "]]>", "\x00\xff", "a-b-c", "--"} {
+		f.Add(uint8(0), false, s, s)
+	}
+	users := []core.User{{ID: 1, Email: "a&b@x", FirstName: "<A>"}}
+	f.Fuzz(func(t *testing.T, typ uint8, user bool, old, new string) {
+		fl := core.Field{ID: 1, Type: types[int(typ)%len(types)], Options: []core.Option{{Value: 1, Label: "]]>&<"}}}
+		if user {
+			fl.ListType = core.ListUser
+		}
+		body := renderHistory(fl, []core.Change{{FieldID: 1, UserID: 1, Time: 1, Old: old, New: new}}, users)
+		var got xHistory
+		if err := xml.Unmarshal(body, &got); err != nil || len(got.Items) != 1 {
+			t.Fatalf("%s %q -> %q: not one well-formed history item (%v):\n%s", fl.Type, old, new, err, body)
+		}
+	})
+}

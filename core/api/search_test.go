@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/xml"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -178,4 +179,47 @@ func TestV2SearchInvalid(t *testing.T) {
 	}
 	long := "/re/search?" + strings.Repeat("created_by=5&", 40)
 	e.get(long, http.StatusBadRequest)
+}
+
+// FuzzQueryConditions checks that no query string makes the condition reader panic, and that what it
+// accepts is only conditions the store can answer.
+func FuzzQueryConditions(f *testing.F) {
+	for _, s := range []string{"", "created_time>1", "created_time%3E1&field_103=2", "field_101=abc", "%", "=&=",
+		"field_=1", "field_-1=1", "created_by=99999999999999999999", "deleted_time%3c5&&"} {
+		f.Add(s)
+	}
+	fields := []core.Field{
+		{ID: 101, Type: core.TypeTextbox},
+		{ID: 102, Type: core.TypeTextarea},
+		{ID: 103, Type: core.TypePickOne, Options: []core.Option{{Value: 1}, {Value: 2}}},
+		{ID: 105, Type: core.TypePickMultiple, Options: []core.Option{{Value: 1}}},
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		conds, err := queryConditions(raw, fields)
+		if err != nil {
+			var ve *core.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("queryConditions(%q): error %v is not a *core.ValidationError (would be a 500)", raw, err)
+			}
+			return
+		}
+		for _, c := range conds {
+			switch {
+			case c.Attr == "created_time" || c.Attr == "last_updated_time" || c.Attr == "deleted_time":
+				if c.Op != '<' && c.Op != '>' {
+					t.Fatalf("accepted %q", c)
+				}
+			case c.Attr == "created_by" || c.Attr == "last_updated_by":
+				if c.Op != '=' {
+					t.Fatalf("accepted %q", c)
+				}
+			case c.FieldID == 101 || c.FieldID == 103 || c.FieldID == 105:
+				if c.Op != '=' || c.Attr != "field_"+itoa64(c.FieldID) {
+					t.Fatalf("accepted %q", c)
+				}
+			default:
+				t.Fatalf("queryConditions(%q) accepted %q", raw, c)
+			}
+		}
+	})
 }
