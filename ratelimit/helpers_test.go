@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,6 +14,10 @@ import (
 
 // backends are the two stores every behaviour test runs against.
 var backends = []string{"local", "redis"}
+
+// testRedisTimeout replaces the 50ms default where a test needs every decision from Redis: the shared test machine
+// can be slow enough to trip the production timeout, which would (correctly) switch to the fallback.
+const testRedisTimeout = 5 * time.Second
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -33,6 +38,9 @@ func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	tb.Helper()
 	if backend == "redis" {
 		opt.Redis = newClient(tb, redistest.Start(tb))
+		if opt.RedisTimeout == 0 {
+			opt.RedisTimeout = testRedisTimeout
+		}
 	}
 	if opt.Logger == nil {
 		opt.Logger = quiet

@@ -1,10 +1,3 @@
-// Package ratelimit is the gateway's rate limiter: GCRA (generic cell rate algorithm) per policy, shared across
-// any number of gateway replicas through one atomic Lua script in Redis (Redis time, one round trip per request),
-// or in process when no Redis is configured. Every policy that matches a request must admit it. With a policy's
-// MaxDelay > 0 a request over the rate whose slot is near is held until that slot (shaping) instead of being
-// rejected; the slot is reserved atomically, so held requests count against the rate. When Redis fails or is
-// slower than RedisTimeout the limiter follows OnRedisError (a per-replica local limiter, allow or deny) and probes
-// Redis again after a short back-off; Admit never returns an error.
 package ratelimit
 
 import (

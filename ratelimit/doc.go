@@ -1,0 +1,55 @@
+// Package ratelimit is the gateway's rate limiter: GCRA (generic cell rate algorithm) per policy, shared across any
+// number of gateway replicas through one atomic Lua script in Redis, or in process when no Redis is configured.
+//
+// # Semantics
+//
+// A Policy allows Limit requests per Period with Burst (default Limit) arriving at once, counted per api_key, per
+// user (api_key + Basic user name) or per client IP. Every policy that matches a request must admit it, and a
+// request that one policy rejects consumes no other policy's quota. Overrides replace a policy's numbers for one
+// api_key. GCRA keeps one value per key, the theoretical arrival time (TAT): requests are spaced Period/Limit
+// apart in the long run and may run up to Burst intervals ahead.
+//
+// Shaping: with MaxDelay > 0, a request over the rate whose slot lies within MaxDelay is not rejected; Admit
+// reserves the slot atomically (it counts like an admitted request, so the long-run rate never exceeds the policy)
+// and holds the caller until the slot, so held requests are forwarded in order, one interval apart. At most
+// MaxHeld requests per policy key are held in one process; beyond that a request over the rate is rejected.
+//
+// # Redis
+//
+// Admit runs one script per request (EVALSHA, EVAL after NOSCRIPT) that reads every matching policy's TAT,
+// decides with the time of the Redis server (so replicas share one clock) and writes all TATs only if all admit.
+// Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed. Status runs the same
+// script read-only (EVALSHA_RO) and never counts. The in-process limiter (no Redis) runs the same arithmetic
+// (decide in gcra.go) on the monotonic clock.
+//
+// When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
+// fallback of OnRedisError for RedisBackoff (default 1s), then lets one request probe Redis again; the switch and
+// the recovery are logged and counted. A Redis outage never becomes an error for callers:
+//
+//   - local (default): each replica limits on its own. Set LocalReplicas to the number of gateway replicas so
+//     that each admits Limit/LocalReplicas per Period (Burst likewise, at least 1) and all of them together stay
+//     near the policy; with the default of 1 every replica admits the full rate, so N replicas admit up to N
+//     times the policy while Redis is down. The local state starts empty at the switch.
+//   - allow: admit everything (fail open); decisions carry RateLimit-Policy but no RateLimit counts.
+//   - deny: reject everything with Retry-After of RedisBackoff (fail closed).
+//
+// A stalled Redis may still run script calls that timed out on the client once it resumes, so a stall can
+// over-count a little, never under-count. The go-redis client must have ContextTimeoutEnabled (RedisOptions sets
+// it), or the socket ignores RedisTimeout.
+//
+// # Headers
+//
+// Decision.Policy and Decision.RateLimit are the values of the RateLimit-Policy and RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers-10, one list item per matching policy (see headers.go for r and t);
+// RetryAfterSeconds gives Retry-After; ThrottleXML and ThrottleStatusXML are the bodies of Part 2 of the spec.
+//
+// # Metrics
+//
+//	reqgate_ratelimit_decisions_total{result="admit|delay|reject"}
+//	reqgate_ratelimit_redis_fallback_total             decisions made without Redis
+//	reqgate_ratelimit_redis_errors_total               failed or slow script calls
+//	reqgate_ratelimit_redis_switches_total{to="fallback|redis"}
+//	reqgate_ratelimit_redis_up                         1 shared limits, 0 on the fallback
+//	reqgate_ratelimit_held                             requests held for their slot now
+//	reqgate_ratelimit_redis_duration_seconds           script round trips (Prometheus histogram)
+package ratelimit

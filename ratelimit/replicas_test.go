@@ -1,0 +1,236 @@
+package ratelimit
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/ratelimit/redistest"
+)
+
+// replicas returns n limiters with their own Redis clients against one redis-server, as n gateway replicas.
+func replicas(tb testing.TB, srv *redistest.Server, n int, opt Options) []*Limiter {
+	tb.Helper()
+	ls := make([]*Limiter, n)
+	for i := range ls {
+		o := opt
+		o.Redis = newClient(tb, srv)
+		ls[i] = mustNew(tb, o)
+	}
+	return ls
+}
+
+func TestReplicasShareLimits(t *testing.T) {
+	t.Parallel()
+	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
+		{Name: "account", Key: KeyAPIKey, Limit: 6, Period: time.Hour},
+	}})
+	allowed := 0
+	for i := range 12 {
+		d := ls[i%3].Admit(context.Background(), Request{APIKey: "k"})
+		if d.Allowed {
+			allowed++
+		}
+		if d.Fallback {
+			t.Fatalf("request %d decided without Redis", i)
+		}
+	}
+	if got, want := allowed, 6; got != want {
+		t.Errorf("three replicas admitted %d, want %d", got, want)
+	}
+}
+
+// TestReplicasAccuracy drives three replicas above the limit for 10 seconds: they must admit within 5% of
+// limit * duration / period + burst (the accuracy requirement).
+func TestReplicasAccuracy(t *testing.T) {
+	const (
+		limit    = 100
+		period   = time.Second
+		burst    = 20
+		duration = 10 * time.Second
+	)
+	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
+		{Name: "account", Key: KeyAPIKey, Limit: limit, Period: period, Burst: burst},
+	}})
+	var allowed, offered, fallback atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, l := range ls {
+		for range 2 { // two clients per replica, each far above the limit
+			wg.Go(func() {
+				for time.Since(start) < duration {
+					d := l.Admit(context.Background(), Request{APIKey: "acme"})
+					offered.Add(1)
+					if d.Allowed {
+						allowed.Add(1)
+					}
+					if d.Fallback {
+						fallback.Add(1)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	want := float64(limit)*duration.Seconds()/period.Seconds() + burst
+	got := float64(allowed.Load())
+	t.Logf("3 replicas, %s: offered %d, admitted %.0f, expected %.0f (%+.2f%%)", duration, offered.Load(), got, want,
+		100*(got-want)/want)
+	if fallback.Load() > 0 {
+		t.Errorf("%d decisions without Redis", fallback.Load())
+	}
+	if offered.Load() < int64(2*want) {
+		t.Fatalf("offered only %d requests; the test needs load well above the limit", offered.Load())
+	}
+	if math.Abs(got-want) > 0.05*want {
+		t.Errorf("admitted %.0f, want %.0f +/- 5%%", got, want)
+	}
+}
+
+// lockedBuffer collects log output from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestRedisOutage stops Redis mid-run: decisions continue by OnRedisError, never an error; after a restart the
+// limiter returns to the shared limits.
+func TestRedisOutage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode        string
+		wantAllowed int // of 5 requests while Redis is down
+	}{
+		{OnErrorLocal, 3}, // the local limiter starts empty: a burst of 3
+		{OnErrorAllow, 5},
+		{OnErrorDeny, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			var logs lockedBuffer
+			opt := Options{
+				Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
+				OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			}
+			a := replicas(t, srv, 1, opt)[0]
+			ctx := context.Background()
+			if got, _ := admitN(a, Request{APIKey: "k"}, 4); got != 3 {
+				t.Fatalf("admitted %d with Redis up, want 3", got)
+			}
+			fallbacks0 := redisFallback.Get()
+
+			srv.Stop()
+			allowed := 0
+			for i := range 5 {
+				d := a.Admit(ctx, Request{APIKey: "k"})
+				if !d.Fallback {
+					t.Fatalf("request %d with Redis down not marked Fallback", i)
+				}
+				if d.Allowed {
+					allowed++
+				} else if d.RetryAfter <= 0 {
+					t.Errorf("request %d rejected without RetryAfter", i)
+				}
+				if !d.Limited || d.Policy == "" {
+					t.Errorf("request %d: Limited=%v Policy=%q, want the policy header", i, d.Limited, d.Policy)
+				}
+			}
+			if got, want := allowed, tt.wantAllowed; got != want {
+				t.Errorf("admitted %d of 5 with Redis down, want %d", got, want)
+			}
+			if got := redisFallback.Get() - fallbacks0; got < 5 {
+				t.Errorf("fallback counter rose by %d, want at least 5", got)
+			}
+			_ = a.Status(ctx, Request{APIKey: "k"}) // must not fail either
+
+			srv.Restart(t)
+			waitShared(t, a)
+			b := replicas(t, srv, 1, opt)[0]
+			if got, _ := admitN(a, Request{APIKey: "k2"}, 3); got != 3 {
+				t.Fatalf("replica a admitted %d after recovery, want 3", got)
+			}
+			if d := b.Admit(ctx, Request{APIKey: "k2"}); d.Allowed || d.Fallback {
+				t.Errorf("replica b: allowed=%v fallback=%v, want rejected by the shared limit", d.Allowed, d.Fallback)
+			}
+			for _, want := range []string{"switching to the fallback", "Redis is back"} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("log lacks %q:\n%s", want, logs.String())
+				}
+			}
+		})
+	}
+}
+
+// waitShared admits throw-away requests until l decides through Redis again.
+func waitShared(t *testing.T, l *Limiter) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for l.Admit(context.Background(), Request{APIKey: "probe"}).Fallback {
+		if time.Now().After(deadline) {
+			t.Fatal("still on the fallback 15s after Redis came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRedisStalled freezes Redis: calls must give up after RedisTimeout and use the fallback, then recover.
+func TestRedisStalled(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	l := replicas(t, srv, 1, Options{
+		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}},
+		RedisTimeout: 500 * time.Millisecond, RedisBackoff: 100 * time.Millisecond,
+	})[0]
+	ctx := context.Background()
+	waitShared(t, l)
+	srv.Pause(t)
+	for i := range 3 {
+		if d := l.Admit(ctx, Request{APIKey: "k"}); !d.Fallback {
+			t.Fatalf("request %d with Redis stalled not decided by the fallback", i)
+		}
+	}
+	srv.Resume(t)
+	waitShared(t, l)
+	// A fresh key: the calls that timed out were still queued in Redis and ran when it resumed, so "k" may be
+	// spent (a stall over-counts, never under-counts).
+	if got, want := shared(l, Request{APIKey: "k2"}, 3), 2; got != want {
+		t.Errorf("admitted %d after recovery, want the shared limit %d", got, want)
+	}
+}
+
+// shared admits r n times and returns how many were allowed, failing the test on a fallback decision.
+func shared(l *Limiter, r Request, n int) int {
+	allowed := 0
+	for range n {
+		d := l.Admit(context.Background(), r)
+		if d.Fallback {
+			return -1
+		}
+		if d.Allowed {
+			allowed++
+		}
+	}
+	return allowed
+}
