@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the real binary, as an operator would: built once per test run, started with the
+// contract's flags on free loopback ports and a temporary SQLite file.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reqgate-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "reqgate")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// proc is one running reqgate process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout *lockedBuffer
+	done   chan error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func start(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "REQGATE_LOG_FORMAT=text")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdout: out, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("reqgate %v output:\n%s", args, out.String())
+		}
+	})
+	return p
+}
+
+// waitReady polls url until it answers 200.
+func waitReady(t *testing.T, p *proc, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			t.Fatalf("reqgate exited before ready: %v\n%s", err, p.stdout.String())
+		default:
+		}
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s not ready within 30s", url)
+}
+
+func do(t *testing.T, method, url, user, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, user)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/xml")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
+	listen, admin := freeAddr(t), freeAddr(t)
+	db := filepath.Join(t.TempDir(), "data", "reqgate.db")
+	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", db)
+	waitReady(t, p, "http://"+admin+"/readyz")
+
+	if out := p.stdout.String(); !strings.Contains(out, "http://"+listen+"/api2/demo") || !strings.Contains(out, "demo / demo") {
+		t.Errorf("start-up output does not show the demo base URL and credentials:\n%s", out)
+	}
+	for _, path := range []string{"/api2/demo/re/1", "/api/demo/re/1", "/api2/demo/object", "/api2/demo/user"} {
+		resp, body := do(t, http.MethodGet, "http://"+listen+path, "demo", "")
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: status %d, want 200; body %s", path, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET without credentials: status %d, want 401", resp.StatusCode)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if resp, _ := do(t, http.MethodGet, "http://"+listen+path, "", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("public %s: status %d, want 200", path, resp.StatusCode)
+		}
+	}
+	_, metrics := do(t, http.MethodGet, "http://"+admin+"/metrics", "", "")
+	for _, name := range []string{"reqgate_gateway_requests_total", "reqgate_core_requests_total", "go_goroutines"} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("reqgate did not exit within 20s of SIGTERM")
+	}
+
+	// The store was closed cleanly: a second start finds the demo (and does not provision it again).
+	p2 := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", db)
+	waitReady(t, p2, "http://"+listen+"/readyz")
+	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
+	}
+	if strings.Contains(p2.stdout.String(), "Demo account ready") {
+		t.Error("the demo account was provisioned again into a store that already had it")
+	}
+}
+
+const crashAccounts = `
+accounts:
+  - api_key: crash
+    name: Crash test
+    users:
+      - {id: 1, username: writer, password: writer, email: w@crash.test, firstname: W, lastname: R}
+`
+
+// TestAcknowledgedWritesSurviveKill9 writes records from several clients, kills the core with SIGKILL in
+// the middle, restarts it on the same file, and checks that every record whose 201 arrived is there.
+func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
+	dir := t.TempDir()
+	accounts := filepath.Join(dir, "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(crashAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "core.db")
+	listen := freeAddr(t)
+	args := []string{"core", "--listen", listen, "--admin-listen", "off", "--db", db, "--accounts", accounts}
+	p := start(t, args...)
+	waitReady(t, p, "http://"+listen+"/readyz")
+
+	base := "http://" + listen + "/api2/crash"
+	var (
+		mu    sync.Mutex
+		acked []string // Location headers of acknowledged creates
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+	)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
+				req, _ := http.NewRequest(http.MethodPost, base+"/re", strings.NewReader(body))
+				req.SetBasicAuth("writer", "writer")
+				req.Header.Set("Content-Type", "application/xml")
+				resp, err := client.Do(req)
+				if err != nil {
+					return // the process is gone
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					mu.Lock()
+					acked = append(acked, resp.Header.Get("Location"))
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 200 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+
+	p2 := start(t, args...)
+	waitReady(t, p2, "http://"+listen+"/readyz")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, loc := range acked {
+		i := strings.Index(loc, "/api2/crash/")
+		if i < 0 {
+			t.Fatalf("Location %q does not name the record", loc)
+		}
+		if resp, body := do(t, http.MethodGet, "http://"+listen+loc[i:], "writer", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("acknowledged record %s lost after kill -9: status %d %s", loc, resp.StatusCode, body)
+		}
+	}
+	t.Logf("%d acknowledged records checked after kill -9", len(acked))
+}
+
+func TestConfigCheckRefusesBadFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("cache:\n  ttl: soon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary(t), "config", "check", bad).CombinedOutput()
+	if err == nil {
+		t.Fatalf("config check of a bad file succeeded:\n%s", out)
+	}
+	if !strings.Contains(string(out), "cache.ttl") {
+		t.Errorf("refusal does not name the key cache.ttl:\n%s", out)
+	}
+	// A bad value refuses to start, naming the key, and exits non-zero.
+	cmd := exec.Command(binary(t), "serve", "--config", bad, "--admin-listen", "off")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cache.ttl") {
+		t.Errorf("serve with a bad config: err=%v, output:\n%s", err, out)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(t.Context(), []string{"frobnicate"}, nil, &out, &errOut); code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	if !strings.Contains(errOut.String(), "unknown command") {
+		t.Errorf("stderr %q does not explain", errOut.String())
+	}
+	sc := bufio.NewScanner(strings.NewReader(usage))
+	sc.Scan()
+	if !strings.HasPrefix(sc.Text(), "Usage: reqgate") {
+		t.Error("usage text lost its first line")
+	}
+}
