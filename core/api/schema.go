@@ -21,6 +21,8 @@ type schema struct {
 	users    []core.User
 	userByID map[int64]int // user id -> index in users
 	exp      time.Time
+	// refreshing is set (under schemaCache.mu) while a background reload of an expired schema runs.
+	refreshing bool
 }
 
 // user returns the user with id.
@@ -51,7 +53,9 @@ func (sc *schemaCache) flush() {
 	sc.mu.Unlock()
 }
 
-// schemaOf returns the schema of the call's account, from the cache while it is fresh.
+// schemaOf returns the schema of the call's account, from the cache while it is fresh. For one more TTL
+// after that, the stale schema is returned while a single background reload runs; older entries are
+// reloaded before the request goes on.
 func (s *Server) schemaOf(ctx context.Context, c *call) (*schema, error) {
 	id := c.Account.ID
 	sc := s.schema
@@ -63,23 +67,47 @@ func (s *Server) schemaOf(ctx context.Context, c *call) (*schema, error) {
 			return cur, nil
 		}
 	}
-	v, err, _ := sc.group.Do(strconv.FormatInt(id, 10), func() (any, error) {
-		cur, err := s.loadSchema(context.WithoutCancel(ctx), id)
+	load := func() (*schema, error) {
+		v, err, _ := sc.group.Do(strconv.FormatInt(id, 10), func() (any, error) {
+			cur, err := s.loadSchema(context.WithoutCancel(ctx), id)
+			if err != nil {
+				return nil, err
+			}
+			if sc.ttl > 0 {
+				cur.exp = sc.now().Add(sc.ttl)
+				sc.mu.Lock()
+				sc.m[id] = cur
+				sc.mu.Unlock()
+			}
+			return cur, nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if sc.ttl > 0 {
-			cur.exp = sc.now().Add(sc.ttl)
-			sc.mu.Lock()
-			sc.m[id] = cur
-			sc.mu.Unlock()
-		}
-		return cur, nil
-	})
-	if err != nil {
-		return nil, err
+		return v.(*schema), nil
 	}
-	return v.(*schema), nil
+	if sc.ttl > 0 {
+		sc.mu.Lock()
+		cur := sc.m[id]
+		stale := cur != nil && !cur.refreshing && sc.now().Before(cur.exp.Add(sc.ttl))
+		if stale {
+			cur.refreshing = true
+		}
+		sc.mu.Unlock()
+		if stale {
+			// Serve the stale schema while one refresh runs, so requests never queue behind a reload.
+			go func() {
+				if _, err := load(); err != nil {
+					s.log.Warn("core api: schema refresh failed", "account", id, "err", err)
+					sc.mu.Lock()
+					cur.refreshing = false
+					sc.mu.Unlock()
+				}
+			}()
+			return cur, nil
+		}
+	}
+	return load()
 }
 
 // loadSchema reads an account's objects, fields and users from the store.
