@@ -170,3 +170,21 @@ func TestJSONDepthLimit(t *testing.T) {
 		t.Fatalf("XMLToJSON of %d levels: %v", MaxDepth, err)
 	}
 }
+
+// TestErrorMetrics checks that failures are counted by kind.
+func TestErrorMetrics(t *testing.T) {
+	x0, s0, st0 := xmlErrors.Get(), syntaxErrors.Get(), structureErrors.Get()
+	XMLToJSON([]byte("<a>"))
+	JSONToXML([]byte("{"))
+	JSONToXML([]byte("[]"))
+	JSONToXML([]byte(`{"a":"1"}`))
+	if got := xmlErrors.Get() - x0; got != 1 {
+		t.Errorf("xml errors +%d, want +1", got)
+	}
+	if got := syntaxErrors.Get() - s0; got != 1 {
+		t.Errorf("syntax errors +%d, want +1", got)
+	}
+	if got := structureErrors.Get() - st0; got != 1 {
+		t.Errorf("structure errors +%d, want +1", got)
+	}
+}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"sort"
+	"time"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,7 +19,11 @@ const xmlDecl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 // Malformed JSON is a *SyntaxError (with line and column); JSON without an XML form (an array or several
 // keys at the root, bad names, nested arrays, duplicate keys, characters XML cannot carry) is a
 // *StructureError.
-func JSONToXML(js []byte) ([]byte, error) {
+//
+// The result is a new slice: it never aliases js, and js is not kept. Safe for concurrent use.
+func JSONToXML(js []byte) (xml []byte, err error) {
+	start := time.Now()
+	defer func() { observe(jsonToXMLSeconds, jsonToXMLBytes, start, len(js), err) }()
 	d, err := parseJSON(js)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"sort"
+	"time"
 	"unicode/utf8"
 )
 
@@ -10,7 +11,11 @@ import (
 // element with attributes as "#text", repeated elements of the interface always as arrays, integers of the
 // interface as numbers, all other text as strings. The output is compact and its keys follow the interface
 // order. Errors are *XMLError.
-func XMLToJSON(xml []byte) ([]byte, error) {
+//
+// The result is a new slice: it never aliases xml, and xml is not kept. Safe for concurrent use.
+func XMLToJSON(xml []byte) (js []byte, err error) {
+	start := time.Now()
+	defer func() { observe(xmlToJSONSeconds, xmlToJSONBytes, start, len(xml), err) }()
 	d, err := parseXML(xml)
 	if err != nil {
 		return nil, err
