@@ -2,9 +2,9 @@ package translate
 
 import (
 	"sort"
-	"time"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
