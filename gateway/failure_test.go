@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core/coretest"
+)
+
+// clock is a settable clock for the cache and credential TTLs.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestStaleIfError stops the core: a verified read whose entry is past its TTL but within stale_if_error is
+// served STALE; an uncached read gets 502 with an XML error; past stale_if_error the entry is gone too.
+func TestStaleIfError(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	clk := &clock{now: time.Now()}
+	opt := cachedOptions(c)
+	opt.Now = clk.Now
+	opt.AuthTTL = time.Hour
+	opt.Cache.TTL, opt.Cache.StaleIfError = 10*time.Second, time.Minute
+	gw := startGateway(t, opt)
+	url := gw.URL + "/api2/demo/re/6"
+	fresh := get(t, url)
+	if fresh.Status != 200 {
+		t.Fatalf("first read: %d", fresh.Status)
+	}
+	c.Stop()
+	clk.Add(20 * time.Second) // past the TTL, within stale_if_error
+
+	res := get(t, url)
+	if got, want := res.Status, 200; got != want {
+		t.Fatalf("stale read status=%d, want %d (%q)", got, want, res.Body)
+	}
+	if got, want := res.Header.Get("X-Cache"), "STALE"; got != want {
+		t.Errorf("X-Cache=%q, want %q", got, want)
+	}
+	if got, want := res.Header.Get("Age"), "20"; got != want {
+		t.Errorf("Age=%q, want %q", got, want)
+	}
+	if res.Body != fresh.Body {
+		t.Errorf("stale body differs from the cached one")
+	}
+	if got := do(t, http.MethodGet, url, "demo", "wrong", "").Status; got != http.StatusBadGateway {
+		t.Errorf("unverified credential with the core down: status=%d, want 502 (never the cache)", got)
+	}
+	for _, path := range []string{"/api2/demo/re/7", "/api2/demo/re"} {
+		method := http.MethodGet
+		if path == "/api2/demo/re" {
+			method = http.MethodPost
+		}
+		res := do(t, method, gw.URL+path, "demo", "demo", "<requirement/>")
+		if got, want := res.Status, http.StatusBadGateway; got != want {
+			t.Errorf("%s %s with the core down: status=%d, want %d", method, path, got, want)
+		}
+		if !strings.Contains(res.Body, "<error>") || !strings.Contains(res.Body, "<message>") {
+			t.Errorf("%s %s: body %q is not an XML error", method, path, res.Body)
+		}
+	}
+	clk.Add(2 * time.Minute) // past stale_if_error
+	if got, want := get(t, url).Status, http.StatusBadGateway; got != want {
+		t.Errorf("read past stale_if_error: status=%d, want %d", got, want)
+	}
+
+	c.Restart(t)
+	if got, want := get(t, url).Status, http.StatusOK; got != want {
+		t.Errorf("read after the core came back: status=%d, want %d", got, want)
+	}
+}
+
+// TestUpstreamTimeout puts the gateway in front of a listener that accepts and never answers: the caller
+// gets 504 with an XML error instead of a hang.
+func TestUpstreamTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	gw := startGateway(t, Options{Upstream: "http://" + ln.Addr().String(), UpstreamTimeout: 300 * time.Millisecond,
+		Cache: CacheOptions{Enabled: true}})
+	for _, method := range []string{http.MethodGet, http.MethodPut} {
+		res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "<requirement/>")
+		if got, want := res.Status, http.StatusGatewayTimeout; got != want {
+			t.Errorf("%s: status=%d, want %d", method, got, want)
+		}
+		if !strings.Contains(res.Body, "<message>") {
+			t.Errorf("%s: body %q is not an XML error", method, res.Body)
+		}
+	}
+}
+
+// TestBodyLimit sends a body over the limit: 413 from the gateway, and the core never sees it.
+func TestBodyLimit(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.MaxBodyBytes = 1024
+	gw := startGateway(t, opt)
+	before := gw.Stats().UpstreamRequests
+	big := "<requirement>" + strings.Repeat("x", 4096) + "</requirement>"
+	res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", big)
+	if got, want := res.Status, http.StatusRequestEntityTooLarge; got != want {
+		t.Fatalf("status=%d, want %d", got, want)
+	}
+	if !strings.Contains(res.Body, "<message>") {
+		t.Errorf("body %q is not an XML error", res.Body)
+	}
+	if got := gw.Stats().UpstreamRequests - before; got != 0 {
+		t.Errorf("the oversized request reached the core (%d upstream requests)", got)
+	}
+}
+
+// TestRequestID checks that a caller's X-Request-Id is kept and returned, a missing or unsafe one replaced.
+func TestRequestID(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	if got, want := get(t, gw.URL+"/api2/demo/re/1", "X-Request-Id: abc-123").Header.Get("X-Request-Id"), "abc-123"; got != want {
+		t.Errorf("kept id=%q, want %q", got, want)
+	}
+	a := get(t, gw.URL+"/api2/demo/re/1").Header.Get("X-Request-Id")
+	b := get(t, gw.URL+"/api2/demo/re/1").Header.Get("X-Request-Id")
+	if a == "" || a == b {
+		t.Errorf("created ids %q and %q are not distinct", a, b)
+	}
+	if got := get(t, gw.URL+"/api2/demo/re/1", "X-Request-Id: <script>").Header.Get("X-Request-Id"); got == "<script>" {
+		t.Errorf("unsafe id kept")
+	}
+}

@@ -1,0 +1,109 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/ratelimit/redistest"
+)
+
+func putTitle(t *testing.T, url, title string) {
+	t.Helper()
+	body := `<requirement><fields><field><name>field_101</name><value>` + title + `</value></field></fields></requirement>`
+	if res := do(t, http.MethodPut, url, "demo", "demo", body); res.Status != http.StatusOK {
+		t.Fatalf("PUT %s: %d %q", url, res.Status, res.Body)
+	}
+}
+
+// TestInvalidationAcrossReplicas writes through one replica and reads through another that shares a real
+// Redis: the second replica drops its cached reads of the account within one second. Related reads of the
+// account (search, view) are dropped too.
+func TestInvalidationAcrossReplicas(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	rs := redistest.Start(t)
+	newReplica := func() *testGateway {
+		rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+		t.Cleanup(func() { _ = rdb.Close() })
+		opt := cachedOptions(c)
+		opt.Redis = rdb
+		return startGateway(t, opt)
+	}
+	a, b := newReplica(), newReplica()
+	paths := []string{"/api2/demo/re/2", "/api/demo/re/2", "/api2/demo/re/search?field_103=2", "/api2/demo/re/2/related"}
+	for _, p := range paths {
+		get(t, b.URL+p)
+		if res := get(t, b.URL+p); res.Header.Get("X-Cache") != "HIT" {
+			t.Fatalf("replica B did not cache %s", p)
+		}
+	}
+	// The subscription of B may still be connecting: publish until B sees a probe, then measure the real write.
+	if !waitUntil(5*time.Second, func() bool {
+		a.invalidate("probe")
+		return b.cache.Generation("probe") > 0
+	}) {
+		t.Fatal("replica B never received an invalidation")
+	}
+
+	putTitle(t, a.URL+"/api2/demo/re/2", "Changed through replica A")
+	if got := get(t, a.URL+"/api2/demo/re/2"); !strings.Contains(got.Body, "Changed through replica A") {
+		t.Fatalf("replica A serves the old version after its own write: %q", got.Body)
+	}
+	written := time.Now()
+	for _, p := range paths[:2] {
+		if !waitUntil(time.Second-time.Since(written), func() bool {
+			return strings.Contains(get(t, b.URL+p).Body, "Changed through replica A")
+		}) {
+			t.Fatalf("replica B still serves the old %s one second after the write", p)
+		}
+	}
+	for _, p := range paths[2:] {
+		if got := get(t, b.URL+p).Header.Get("X-Cache"); got == "HIT" {
+			t.Errorf("replica B still has %s cached after the write", p)
+		}
+	}
+}
+
+// TestInvalidationOnlyOnSuccess checks that a refused write leaves the cache alone, and a successful one on
+// another account's key leaves this account's entries alone.
+func TestInvalidationOnlyOnSuccess(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	url := gw.URL + "/api2/demo/re/3"
+	get(t, url)
+	body := `<requirement><fields><field><name>field_101</name><value>x</value></field></fields></requirement>`
+	if res := do(t, http.MethodPut, url, "demo", "wrong", body); res.Status != http.StatusUnauthorized {
+		t.Fatalf("PUT with a wrong password: %d", res.Status)
+	}
+	if res := do(t, http.MethodPut, gw.URL+"/api2/demo/re/9999", "demo", "demo", body); res.Status != http.StatusNotFound {
+		t.Fatalf("PUT of a missing record: %d", res.Status)
+	}
+	if got, want := get(t, url).Header.Get("X-Cache"), "HIT"; got != want {
+		t.Fatalf("X-Cache=%q after refused writes, want %q", got, want)
+	}
+}
+
+// TestNoCacheBypass checks Cache-Control: no-cache: the read goes to the core (BYPASS) and refreshes the entry.
+func TestNoCacheBypass(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	url := gw.URL + "/api2/demo/re/4"
+	get(t, url)
+	before := gw.Stats().UpstreamRequests
+	for _, h := range []string{"Cache-Control: no-cache", "Pragma: no-cache", "Cache-Control: max-age=0"} {
+		res := get(t, url, h)
+		if got, want := res.Header.Get("X-Cache"), "BYPASS"; got != want {
+			t.Errorf("%s: X-Cache=%q, want %q", h, got, want)
+		}
+	}
+	if got, want := gw.Stats().UpstreamRequests-before, uint64(3); got != want {
+		t.Errorf("upstream requests=%d, want %d", got, want)
+	}
+	if got, want := get(t, url).Header.Get("X-Cache"), "HIT"; got != want {
+		t.Errorf("plain read after bypass: X-Cache=%q, want %q", got, want)
+	}
+}
