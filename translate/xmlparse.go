@@ -234,9 +234,9 @@ func (p *xparser) startTag() error {
 		top.children = true
 		d.nodes[parentIdx].text = nil
 	}
-	name := intern(rawName)
+	name, info := internElem(rawName, parent)
 	idx := int32(len(d.nodes))
-	d.nodes = append(d.nodes, xnode{name: name, info: lookup(parent, name), first: -1, last: -1, next: -1,
+	d.nodes = append(d.nodes, xnode{name: name, info: info, first: -1, last: -1, next: -1,
 		attrStart: int32(len(d.attrs))})
 	if parentIdx >= 0 {
 		pn := &d.nodes[parentIdx]
@@ -593,21 +593,30 @@ func eqFold(a, b string) bool {
 	return true
 }
 
-// interned holds the names of the interface, so that reading them does not allocate.
-var interned = func() map[string]string {
-	m := map[string]string{"unit": "unit", "email": "email"}
-	for name, e := range schema {
-		m[name] = name
-		for _, c := range e.order {
-			m[c] = c
-		}
-		if e.variant != nil {
-			for _, c := range e.variant.order {
-				m[c] = c
+// internEntry is a name of the interface and its description (nil for names that only occur as children
+// or attributes).
+type internEntry struct {
+	name string
+	info *elemInfo
+}
+
+// interned holds the names of the interface, so that reading them does not allocate and one map lookup
+// finds both the name and its description.
+var interned = func() map[string]internEntry {
+	m := map[string]internEntry{"unit": {name: "unit"}, "email": {name: "email"}}
+	add := func(names []string) {
+		for _, n := range names {
+			if _, ok := m[n]; !ok {
+				m[n] = internEntry{name: n, info: schema[n]}
 			}
 		}
-		for _, a := range e.attrs {
-			m[a] = a
+	}
+	for name, e := range schema {
+		m[name] = internEntry{name: name, info: e}
+		add(e.order)
+		add(e.attrs)
+		if e.variant != nil {
+			add(e.variant.order)
 		}
 	}
 	return m
@@ -615,10 +624,27 @@ var interned = func() map[string]string {
 
 // intern returns b as a string, shared for the names of the interface.
 func intern(b []byte) string {
-	if s, ok := interned[string(b)]; ok {
-		return s
+	if e, ok := interned[string(b)]; ok {
+		return e.name
 	}
 	return string(b)
+}
+
+// internElem returns element name b and its description under parent.
+func internElem(b []byte, parent string) (string, *elemInfo) {
+	e, ok := interned[string(b)]
+	if !ok {
+		return string(b), noInfo
+	}
+	if e.info == nil {
+		return e.name, noInfo
+	}
+	if e.info.byParent != nil {
+		if o := e.info.byParent[parent]; o != nil {
+			return e.name, o
+		}
+	}
+	return e.name, e.info
 }
 
 // position turns a byte offset into a 1-based line and column (columns count characters).
