@@ -175,6 +175,7 @@ func TestV2FieldHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
 			var times []int64
 			for _, c := range tt.changes {
 				times = append(times, e.put(c.user, "re", 1, "field_"+tt.field, c.value))

@@ -118,6 +118,7 @@ func TestV2Related(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
+			e := e.with(t)
 			body := e.get(tt.path, http.StatusOK)
 			var got xRelated
 			decode(t, body, &got)

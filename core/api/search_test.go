@@ -88,6 +88,7 @@ func TestV2Search(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
 			l := e.list("/re/search?"+tt.query, "search_results")
 			if got := l.ids(); got != tt.want {
 				t.Errorf("search?%s = %q, want %q", tt.query, got, tt.want)
@@ -166,6 +167,7 @@ func TestV2SearchInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
 			body := e.get("/re/search?"+tt.query, http.StatusBadRequest)
 			var got struct {
 				XMLName xml.Name

@@ -90,6 +90,7 @@ func TestV2ViewList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.seg, func(t *testing.T) {
+			e := e.with(t)
 			var got struct {
 				XMLName xml.Name
 				Views   []xView `xml:"view"`
@@ -116,6 +117,7 @@ func TestV2ViewContents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
+			e := e.with(t)
 			l := e.list(tt.path, "view")
 			if got := l.ids(); got != tt.want {
 				t.Errorf("GET %s = %q, want %q", tt.path, got, tt.want)
