@@ -13,8 +13,10 @@ import (
 // never is a policy no benchmark request exceeds.
 var never = []Policy{{Name: "account", Key: KeyAPIKey, Limit: 1_000_000, Period: time.Second, Burst: 1 << 30}}
 
+// benchAdmit runs Admit from 8 goroutines per CPU (a gateway serves many connections at once), each its own key.
 func benchAdmit(b *testing.B, l *Limiter) {
 	var id atomic.Int64
+	b.SetParallelism(8)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -39,6 +41,7 @@ func BenchmarkAdmitRedis(b *testing.B) {
 // BenchmarkRedisPing is the floor under BenchmarkAdmitRedis: one round trip to the same server.
 func BenchmarkRedisPing(b *testing.B) {
 	c := newClient(b, redistest.Start(b))
+	b.SetParallelism(8)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -131,3 +131,31 @@ func TestFallbackShare(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAdmitLocal feeds arbitrary request fields to the in-process limiter: no panic, bounded keys.
+func FuzzAdmitLocal(f *testing.F) {
+	f.Add("acme", "alice", "192.0.2.1")
+	f.Add("", "", "")
+	f.Add(strings.Repeat("k", 300), "a:b", "::1")
+	l, err := New(Options{Logger: quiet, Policies: []Policy{
+		{Name: "k", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
+		{Name: "u", Key: KeyUser, Limit: 1, Period: time.Hour, MaxDelay: time.Nanosecond},
+		{Name: "i", Key: KeyIP, Limit: 1, Period: time.Hour},
+	}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, apiKey, user, ip string) {
+		r := Request{APIKey: apiKey, User: user, IP: ip}
+		d := l.Admit(t.Context(), r)
+		if d.Limited != (apiKey != "" || user != "" || ip != "") {
+			t.Fatalf("Limited=%v for %+v", d.Limited, r)
+		}
+		for _, ru := range l.rules {
+			if k := ru.key(r); len(k) > 400 {
+				t.Fatalf("key of %d bytes", len(k))
+			}
+		}
+		_ = l.Status(t.Context(), r)
+	})
+}

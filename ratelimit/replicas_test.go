@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,32 @@ func replicas(tb testing.TB, srv *redistest.Server, n int, opt Options) []*Limit
 		ls[i] = mustNew(tb, o)
 	}
 	return ls
+}
+
+// TestScriptReload checks the EVALSHA -> EVAL fallback after Redis lost its script cache (SCRIPT FLUSH, restart).
+func TestScriptReload(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, Policies: []Policy{
+		{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour},
+	}})
+	ctx := context.Background()
+	if got := shared(l, Request{APIKey: "k"}, 1); got != 1 {
+		t.Fatalf("admitted %d, want 1", got)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := shared(l, Request{APIKey: "k"}, 2); got != 1 {
+		t.Errorf("admitted %d after SCRIPT FLUSH (-1: fallback), want 1", got)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := RetryAfterSeconds(l.Status(ctx, Request{APIKey: "k"})), 1800; got != want {
+		t.Errorf("Status after SCRIPT FLUSH = %ds, want %ds", got, want)
+	}
 }
 
 func TestReplicasShareLimits(t *testing.T) {
@@ -118,20 +145,23 @@ func TestRedisOutage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		mode        string
+		replicas    int
 		wantAllowed int // of 5 requests while Redis is down
 	}{
-		{OnErrorLocal, 3}, // the local limiter starts empty: a burst of 3
-		{OnErrorAllow, 5},
-		{OnErrorDeny, 0},
+		{OnErrorLocal, 1, 3}, // the local limiter starts empty: a burst of 3
+		{OnErrorLocal, 3, 1}, // this replica's share of the burst
+		{OnErrorAllow, 1, 5},
+		{OnErrorDeny, 1, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(tt.mode+"/"+strconv.Itoa(tt.replicas), func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
 			var logs lockedBuffer
 			opt := Options{
 				Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
 				OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
+				LocalReplicas: tt.replicas,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			}
 			a := replicas(t, srv, 1, opt)[0]
