@@ -162,7 +162,7 @@ func TestRedisOutage(t *testing.T) {
 				Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
 				OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
 				LocalReplicas: tt.replicas,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
 			}
 			a := replicas(t, srv, 1, opt)[0]
 			ctx := context.Background()
