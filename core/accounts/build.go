@@ -55,7 +55,7 @@ func merge(all []*rawAccount) ([]*rawAccount, error) {
 	}
 	for _, a := range out {
 		if strings.TrimSpace(a.name) == "" {
-			return nil, a.w.item.errorf("account %q: name is required", a.apiKey)
+			a.name = a.apiKey
 		}
 	}
 	return out, nil
@@ -265,8 +265,8 @@ func (a *account) views() error {
 		if !a.knownKind(v.view.Kind) {
 			return v.w.of("kind").errorf("view kind %q is not a kind of account %q (%s)", clip(v.view.Kind), a.spec.APIKey, a.kinds())
 		}
-		if _, ok := a.userID[v.createdBy]; !ok {
-			return v.w.of("created_by").errorf("created_by %q is not a user of account %q in the file", clip(v.createdBy), a.spec.APIKey)
+		if err := a.creator(&v.createdBy, v.w); err != nil {
+			return err
 		}
 		conds, err := core.ParseConditions(v.view.Conditions)
 		if err == nil {

@@ -345,7 +345,7 @@ func (r *reader) view(n *yaml.Node) (rawView, error) {
 	if v.view.Description, err = o.text("description", maxText, true); err != nil {
 		return v, err
 	}
-	if v.createdBy, err = o.required("created_by", 255); err != nil {
+	if v.createdBy, err = o.text("created_by", 255, false); err != nil { // "": the account's first user
 		return v, err
 	}
 	if v.view.Conditions, err = o.text("conditions", maxText, false); err != nil {
@@ -374,7 +374,7 @@ func (r *reader) record(n *yaml.Node) (rawRecord, error) {
 		return rec, o.pos("id").errorf("record: id is required (seed records are matched by kind and id, so applying twice changes nothing)")
 	}
 	rec.id = id
-	if rec.createdBy, err = o.required("created_by", 255); err != nil {
+	if rec.createdBy, err = o.text("created_by", 255, false); err != nil { // "": the account's first user
 		return rec, err
 	}
 	if rec.createdTime, _, err = o.int("created_time", 1, maxTime); err != nil {

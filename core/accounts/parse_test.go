@@ -299,3 +299,29 @@ func TestDemoParses(t *testing.T) {
 		t.Error("Demo() returned shared state")
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	doc := `accounts:
+  - api_key: acme
+    users:
+      - {username: zed, password: pw}
+      - {username: amy, password: pw}
+    views:
+      - {id: 1, kind: uc, name: All}
+    records:
+      - {kind: uc, id: 1, fields: {field_301: x}}
+`
+	a := mustParse(t, "defaults.yaml", doc).Accounts[0]
+	if got, want := a.Name, "acme"; got != want {
+		t.Errorf("name = %q, want the api_key %q", got, want)
+	}
+	if got, want := a.Views[0].CreatedByUsername, "zed"; got != want {
+		t.Errorf("view created_by = %q, want the first user %q", got, want)
+	}
+	if got, want := a.Records[0].CreatedByUsername, "zed"; got != want {
+		t.Errorf("record created_by = %q, want the first user %q", got, want)
+	}
+	if got, want := a.Users[1].Status, "Active"; got != want {
+		t.Errorf("status = %q, want %q", got, want)
+	}
+}

@@ -26,8 +26,8 @@ func (a *account) records() error {
 			return rec.w.of("id").errorf("record %s %d is already given at %s", rec.kind, rec.id, first)
 		}
 		seen[k] = rec.w.of("id")
-		if _, ok := a.userID[rec.createdBy]; !ok {
-			return rec.w.of("created_by").errorf("created_by %q is not a user of account %q in the file", clip(rec.createdBy), a.spec.APIKey)
+		if err := a.creator(&rec.createdBy, rec.w); err != nil {
+			return err
 		}
 		fields := a.fields[rec.kind]
 		values := make(map[int64]string, len(rec.values))
@@ -138,4 +138,20 @@ func less(x, y recordKey) bool {
 		return x.kind < y.kind
 	}
 	return x.id < y.id
+}
+
+// creator checks the created_by of a view or record: a username of the account in the file. Left out, it is
+// the account's first user in the file.
+func (a *account) creator(username *string, w where) error {
+	if *username == "" {
+		if len(a.spec.Users) == 0 {
+			return w.item.errorf("created_by is required: account %q has no users in the file to default to", a.spec.APIKey)
+		}
+		*username = a.spec.Users[0].Username
+		return nil
+	}
+	if _, ok := a.userID[*username]; !ok {
+		return w.of("created_by").errorf("created_by %q is not a user of account %q in the file", clip(*username), a.spec.APIKey)
+	}
+	return nil
 }

@@ -45,7 +45,6 @@ func TestRefusals(t *testing.T) {
 		{"api_key missing", "accounts:\n  - name: Acme #<\n", "api_key is required"},
 		{"api_key pattern", "accounts:\n  - api_key: acme corp #<\n    name: Acme\n", "may hold only letters, digits, '-' and '_'"},
 		{"api_key slash", "accounts:\n  - api_key: a/b #<\n    name: Acme\n", "may hold only letters"},
-		{"name missing", "accounts:\n  - api_key: acme #<\n", `account "acme": name is required`},
 		{"users not a list", "accounts:\n  - api_key: acme\n    name: A\n    users: alice #<\n", "users must be a list"},
 
 		// users
@@ -117,7 +116,8 @@ func TestRefusals(t *testing.T) {
 		{"record kind unknown", "+    records:\n      - {kind: bug, id: 1, created_by: alice, fields: {field_101: x}} #<\n", `record kind "bug" is not a kind`},
 		{"record twice", "+    records:\n      - {kind: re, id: 1, created_by: alice, fields: {field_101: x}}\n      - {kind: re, id: 1, created_by: alice, fields: {field_101: y}} #<\n", "record re 1 is already given at refuse:8"},
 		{"record by a stranger", "+    records:\n      - {kind: re, id: 1, created_by: eve, fields: {field_101: x}} #<\n", `created_by "eve" is not a user`},
-		{"record created_by missing", "+    records:\n      - {kind: re, id: 1, fields: {field_101: x}} #<\n", "created_by is required"},
+		{"record created_by without users", "accounts:\n  - api_key: acme\n    records:\n      - {kind: re, id: 1, fields: {field_101: x}} #<\n", "created_by is required: account \"acme\" has no users"},
+		{"view created_by without users", "accounts:\n  - api_key: acme\n    views:\n      - {id: 1, kind: re, name: V} #<\n", "created_by is required"},
 		{"record fields missing", "+    records:\n      - {kind: re, id: 1, created_by: alice} #<\n", "fields is required"},
 		{"record bad field name", "+    records:\n      - kind: re\n        id: 1\n        created_by: alice\n        fields:\n          title: x #<\n", `"title" is not a field name`},
 		{"record field of another kind", "+    records:\n      - {kind: re, id: 1, created_by: alice, fields: {field_101: x, field_201: y}} #<\n", "field_201 is not a field of re"},
