@@ -1,6 +1,9 @@
 package translate
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // SyntaxError is malformed JSON given to JSONToXML. The gateway answers it with 400 and the position.
 type SyntaxError struct {
@@ -44,4 +47,20 @@ func (e *XMLError) Error() string {
 		return "invalid XML: " + e.Msg
 	}
 	return fmt.Sprintf("invalid XML at line %d, column %d: %s", e.Line, e.Column, e.Msg)
+}
+
+// HTTPStatus is the status the gateway answers a translation error with: 400 for the client's JSON
+// (*SyntaxError, *StructureError), 502 for an upstream document that cannot be read (*XMLError), 500 for
+// anything else.
+func HTTPStatus(err error) int {
+	var se *SyntaxError
+	var st *StructureError
+	var xe *XMLError
+	switch {
+	case errors.As(err, &se), errors.As(err, &st):
+		return 400
+	case errors.As(err, &xe):
+		return 502
+	}
+	return 500
 }
