@@ -213,7 +213,7 @@ func newFlagSet(role string) (*flag.FlagSet, *[]flagValue) {
 		}
 	}
 	fs.Func("config", "YAML `FILE` with every other setting (rate policies, cache, timeouts, CORS)", record("config"))
-	fs.Func("set", "set any key of the config file, e.g. --set cache.ttl=10s (`KEY=VALUE`); repeatable", record("set"))
+	fs.Func("set", "`KEY=VALUE`: set any key of the config file, e.g. --set cache.ttl=10s; repeatable", record("set"))
 	return fs, &fv
 }
 
