@@ -29,6 +29,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, c *call, obj 
 	x := newXML()
 	writeRecord(x, c.Version, obj, sc.fields[obj.APIPrefix], sc, rec)
 	writeXML(w, http.StatusOK, x.bytes())
+	x.release()
 }
 
 // createRecord serves POST /<segment>: 201 with Location = {base_url}/<segment>/<new id>.
@@ -122,4 +123,5 @@ func (s *Server) getFields(w http.ResponseWriter, r *http.Request, c *call, obj 
 	x := newXML()
 	writeFieldList(x, obj, fs)
 	writeXML(w, http.StatusOK, x.bytes())
+	x.release()
 }

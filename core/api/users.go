@@ -21,6 +21,7 @@ func (s *Server) getUsers(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	x.close("users")
 	writeXML(w, http.StatusOK, x.bytes())
+	x.release()
 }
 
 // getUser serves GET /user/{id} (one <user>) and GET /user/{email} (<users> with every user of that
@@ -38,6 +39,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 				x := newXML()
 				writeUser(x, u)
 				writeXML(w, http.StatusOK, x.bytes())
+				x.release()
 				return
 			}
 		}
@@ -59,10 +61,12 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 	}
 	x.close("users")
 	if n == 0 {
+		x.release()
 		s.writeError(w, &httpError{http.StatusNotFound, "No user has that email address."})
 		return
 	}
 	writeXML(w, http.StatusOK, x.bytes())
+	x.release()
 }
 
 // writeUser writes one <user> in the element order of spec Part 2. <deleted> is empty for a live user

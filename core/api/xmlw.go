@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,11 +18,25 @@ type xmlw struct {
 // xmlHeader starts every response document.
 const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 
-// newXML starts a document with the XML declaration.
+// xmlPool recycles document buffers; a record read is a few kilobytes.
+var xmlPool = sync.Pool{New: func() any { return &xmlw{b: make([]byte, 0, 4096)} }}
+
+// maxPooled keeps unusually large documents (big views, search results) out of the pool.
+const maxPooled = 64 << 10
+
+// newXML starts a document with the XML declaration. Callers may hand it back with release once its
+// bytes are written; a document never released is simply garbage.
 func newXML() *xmlw {
-	x := &xmlw{b: make([]byte, 0, 1024)}
-	x.b = append(x.b, xmlHeader...)
+	x := xmlPool.Get().(*xmlw)
+	x.b = append(x.b[:0], xmlHeader...)
 	return x
+}
+
+// release returns x to the pool; neither x nor its bytes may be used afterwards.
+func (x *xmlw) release() {
+	if cap(x.b) <= maxPooled {
+		xmlPool.Put(x)
+	}
 }
 
 // bytes is the document written so far.
