@@ -68,7 +68,7 @@ expect "$def" \
   '^ +- --listen=:8080$' '^ +- --listen=:8081$' '^ +- --admin-listen=:9090$' \
   '^ +- --config=/etc/reqgate/config/config.yaml$' \
   '^ +- --db=/var/lib/reqgate/reqgate.db$' \
-  '^ +path: /readyz$' '^ +path: /healthz$' '^ +port: admin$' \
+  '^ +path: /readyz$' '^ +path: /healthz$' '^ +port: admin$' '^ +startupProbe:$' \
   '^ +runAsNonRoot: true$' '^ +runAsUser: 65532$' '^ +readOnlyRootFilesystem: true$' '^ +allowPrivilegeEscalation: false$' \
   '^ +- name: REQGATE_REDIS_URL$' '^ +key: redis-url$' '^ +optional: true$' \
   '^  volumeClaimTemplates:$' '^ +storage: 5Gi$' \
@@ -77,6 +77,17 @@ expect "$def" \
   '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$' \
   '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$'
+# probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
+probe() { grep -A4 -E "^ +$1:\$" "$2" | grep -m1 -Eo 'path: /[a-z]+' | cut -d' ' -f2; }
+# source TEMPLATE FILE: the rendered documents of one template.
+source_of() { awk -v t="# Source: reqgate/templates/$1" '/^---/{p=0} $0==t{p=1} p' "$2"; }
+source_of gateway-deployment.yaml "$def" >"$work/gw.yaml"
+source_of core.yaml "$def" >"$work/core.yaml"
+[ "$(probe startupProbe "$work/gw.yaml")" = /readyz ] || fail "gateway startupProbe is not /readyz"
+[ "$(probe readinessProbe "$work/gw.yaml")" = /healthz ] || fail "gateway readinessProbe is not /healthz"
+[ "$(probe livenessProbe "$work/gw.yaml")" = /healthz ] || fail "gateway livenessProbe is not /healthz"
+[ "$(probe readinessProbe "$work/core.yaml")" = /readyz ] || fail "core readinessProbe is not /readyz"
+[ "$(probe livenessProbe "$work/core.yaml")" = /healthz ] || fail "core livenessProbe is not /healthz"
 # The gateway Deployment leaves replicas to the HPA.
 awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
 
