@@ -235,3 +235,26 @@ func TestDemoOnAnEmptyStore(t *testing.T) {
 		t.Errorf("Empty() after the demo = %v, %v; want false", empty, err)
 	}
 }
+
+// BenchmarkDemoStartup measures what an empty store costs `reqgate serve` beyond hashing: applying the demo
+// account (cached after the first Demo call) to a new SQLite file and seeding its history.
+func BenchmarkDemoStartup(b *testing.B) {
+	ctx := context.Background()
+	accounts.Demo() // hash once, outside the loop
+	dir := b.TempDir()
+	n := 0
+	for b.Loop() {
+		n++
+		st, err := sqlite.Open(ctx, filepath.Join(dir, fmt.Sprintf("demo%d.db", n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Apply(ctx, accounts.Demo()); err != nil {
+			b.Fatal(err)
+		}
+		if err := accounts.SeedDemoHistory(ctx, st); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+}
