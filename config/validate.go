@@ -43,8 +43,8 @@ func (c *Config) Validate() error {
 	k.listen("listen", c.Listen)
 	if c.AdminListen != Off {
 		k.listen("admin_listen", c.AdminListen)
-		if c.AdminListen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
-			k.fail("admin_listen", "same address as listen (%s); use another port or \"off\"", c.Listen)
+		if sameListener(c.AdminListen, c.Listen) {
+			k.fail("admin_listen", "same port as listen (%s); use another port or \"off\"", c.Listen)
 		}
 	}
 	k.db(c.DB)
@@ -153,6 +153,18 @@ func (k *checker) listen(path, addr string) {
 	if host != "" && net.ParseIP(host) == nil && !validHostname(host) {
 		k.fail(path, "bad listen address %q: bad host %q", addr, host)
 	}
+}
+
+// sameListener reports whether two listen addresses would claim the same port: equal hosts, or a wildcard host
+// (every interface) on either side. Port 0 (any free port) never clashes.
+func sameListener(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil || pa != pb || pa == "0" {
+		return false
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wild(ha) || wild(hb)
 }
 
 func validHostname(h string) bool {
