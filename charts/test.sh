@@ -132,7 +132,9 @@ refuse() {
 }
 refuse 'sqlite runs exactly one core replica' --set core.replicas=2
 refuse 'needs secrets.postgresDSN' --set core.store.type=postgres
-refuse 'must be sqlite or postgres' --set core.store.type=mysql
+refuse "value must be one of 'sqlite', 'postgres'" --set core.store.type=mysql
+refuse "additional properties 'gatway' not allowed" --set gatway.replicas=3
+refuse "/secrets/redisURL" --set secrets.redisURL=http://redis:6379
 refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
 
 if [ "$fails" -gt 0 ]; then
