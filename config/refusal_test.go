@@ -124,6 +124,8 @@ func TestRefusals(t *testing.T) {
 			want: []string{`flag --db: db: unsupported store "mysql://u:xxxxx@h/db": want a SQLite file path or a postgres:// URL`}},
 		{name: "db empty", role: RoleCore, args: []string{"--db", ""}, want: []string{`flag --db: db: required: a SQLite file path or a postgres:// URL`}},
 		{name: "db bad postgres URL", role: RoleCore, args: []string{"--db", "postgres://u:p@h:port/db"}, want: []string{`flag --db: db: bad postgres URL: invalid port ":port" after host`}},
+		{name: "accounts empty name", role: RoleServe, args: []string{"--accounts", "a.yaml", "--accounts", ""},
+			want: []string{`flag --accounts: accounts: entry 1: bad file name ""`}},
 		{name: "upstream scheme", args: []string{"--upstream", "ftp://core:21"}, want: []string{`flag --upstream: upstream.url: bad URL "ftp://core:21": scheme must be http or https`}},
 		{name: "upstream without host", args: []string{"--upstream", "http://"}, want: []string{`flag --upstream: upstream.url: bad URL "http://": no host`}},
 		{name: "upstream with query", args: []string{"--upstream", "http://core:8081/?a=1"}, want: []string{`flag --upstream: upstream.url: bad URL "http://core:8081/?a=1": a base URL has no query or fragment`}},

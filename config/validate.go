@@ -49,8 +49,8 @@ func (c *Config) Validate() error {
 	}
 	k.db(c.DB)
 	for i, a := range c.Accounts {
-		if strings.ContainsRune(a, 0) {
-			k.fail("accounts", "entry %d: bad file name", i)
+		if strings.TrimSpace(a) == "" || strings.ContainsRune(a, 0) {
+			k.fail("accounts", "entry %d: bad file name %q", i, a)
 		}
 	}
 
