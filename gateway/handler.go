@@ -84,7 +84,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return // a preflight, answered
 	}
 	x.ip = ctx.RemoteIP().String()
-	x.host = string(ctx.Host())
+	x.host = string(ctx.Request.Header.Host())
 
 	if rt.APIKey != "" {
 		x.cred = g.creds.parse(ctx.Request.Header.Peek("Authorization"), rt.APIKey)

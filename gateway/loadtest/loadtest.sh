@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Load test of the gateway (issue 4): one run on loopback with wrk, comparing
+#   core      GET straight to the core
+#   hit       the same GET through the gateway, answered from its cache
+#   miss      the same GET through the gateway with Cache-Control: no-cache (fetched from the core, copied,
+#             stored), one connection only: concurrent no-cache reads of one key would share a single flight
+#   ceiling   a bare fasthttp server returning the same bytes
+# at 64 connections (throughput, p50, p99) and at 1 connection (latency: the miss overhead over the core).
+# Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk: apt-get install wrk)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DUR=${1:-10s}
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+command -v wrk >/dev/null || { echo "wrk not installed (apt-get install wrk)"; exit 1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+CORE=127.0.0.1:$(free_port); GW=127.0.0.1:$(free_port); CEIL=127.0.0.1:$(free_port)
+PATH_=/api2/demo/re/1
+AUTH="Authorization: Basic $(printf demo:demo | base64)"
+
+go build -o "$TMP/reqgate" ./cmd/reqgate
+go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
+"$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
+  --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!)
+"$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
+  --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!)
+for addr in "$CORE" "$GW"; do
+  for _ in $(seq 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
+done
+"$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!)
+for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
+# Verify the credential at the gateway and fill its cache.
+for _ in 1 2 3; do curl -sf -u demo:demo "http://$GW$PATH_" >/dev/null; done
+[ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$GW$PATH_")" = HIT ] || { echo "gateway does not hit"; exit 1; }
+
+run() { # name conns url [header]
+  local name=$1 conns=$2 url=$3; shift 3
+  local out; out=$(wrk -t"$(( conns < 2 ? 1 : 2 ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
+  local rps p50 p99
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
+  printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %s\n' "$name" "$conns" "$rps" "$p50" "$p99"
+}
+echo "wrk -t2 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+run core    64 "http://$CORE$PATH_"
+run hit     64 "http://$GW$PATH_"
+run ceiling 64 "http://$CEIL$PATH_"
+run core     1 "http://$CORE$PATH_"
+run miss     1 "http://$GW$PATH_" -H "Cache-Control: no-cache"
+run hit      1 "http://$GW$PATH_"
