@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/reqgate/reqgate/core"
 )
@@ -15,10 +16,18 @@ func Parse(name string, data []byte) (*core.Provision, error) {
 }
 
 // LoadFiles reads and parses several account files as one: accounts that share an api_key across files (or
-// within one) are merged, and every rule then applies to the merged account (see the package comment).
+// within one) are merged, and every rule then applies to the merged account (see the package comment). A path
+// given twice is read once.
 func LoadFiles(paths ...string) (*core.Provision, error) {
 	srcs := make([]source, 0, len(paths))
+	seen := map[string]bool{}
 	for _, p := range paths {
+		// The same file named twice (e.g. by flag and environment) is read once, not merged with itself.
+		if key := filepath.Clean(p); seen[key] {
+			continue
+		} else {
+			seen[key] = true
+		}
 		data, err := readFile(p)
 		if err != nil {
 			return nil, err

@@ -219,7 +219,7 @@ func TestLoadFilesMerges(t *testing.T) {
 	}
 	write(users, "accounts:\n  - api_key: acme\n    name: Acme\n    users:\n      - {id: 1, username: alice, password: pw}\n")
 	write(data, "accounts:\n  - api_key: acme\n    records:\n      - {kind: re, id: 1, created_by: alice, fields: {field_101: x, field_104: alice}}\n  - api_key: beta\n    name: Beta\n")
-	p, err := LoadFiles(users, data)
+	p, err := LoadFiles(users, data, users)
 	if err != nil {
 		t.Fatalf("LoadFiles: %v", err)
 	}
