@@ -23,11 +23,11 @@ func LoadFiles(paths ...string) (*core.Provision, error) {
 	seen := map[string]bool{}
 	for _, p := range paths {
 		// The same file named twice (e.g. by flag and environment) is read once, not merged with itself.
-		if key := filepath.Clean(p); seen[key] {
+		key := filepath.Clean(p)
+		if seen[key] {
 			continue
-		} else {
-			seen[key] = true
 		}
+		seen[key] = true
 		data, err := readFile(p)
 		if err != nil {
 			return nil, err
