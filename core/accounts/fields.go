@@ -80,10 +80,12 @@ func (r *reader) field(n *yaml.Node, kind string, index int) (rawField, error) {
 	if err != nil {
 		return rf, err
 	}
-	if !slices.Contains(fieldTypes, typ) {
+	// The spelling of the contract, whatever the case: "textbox" is Textbox.
+	i := slices.IndexFunc(fieldTypes, func(t string) bool { return strings.EqualFold(t, strings.TrimSpace(typ)) })
+	if i < 0 {
 		return rf, o.pos("type").errorf("type %q is not a field type; use one of %s", clip(typ), quoteList(fieldTypes))
 	}
-	f.Type = core.FieldType(typ)
+	f.Type = core.FieldType(fieldTypes[i])
 	if f.SpecialPurpose, err = o.text("special_purpose", 32, false); err != nil {
 		return rf, err
 	}

@@ -151,7 +151,7 @@ func TestSeedValues(t *testing.T) {
         id_prefix: TH
         fields:
           - {id: 1, label: Title, type: Textbox, special_purpose: title}
-          - {id: 2, label: Due, type: Date}
+          - {id: 2, label: Due, type: date}
           - {id: 3, label: Done, type: Checkbox}
           - {id: 4, label: Count, type: Number-Integer}
           - {id: 5, label: Ratio, type: Number}
@@ -186,6 +186,9 @@ func TestSeedValues(t *testing.T) {
 		if got[id] != w {
 			t.Errorf("field_%d = %q, want %q", id, got[id], w)
 		}
+	}
+	if got, want := a.Objects[0].Fields[1].Type, core.TypeDate; got != want {
+		t.Errorf("type date = %q, want %q", got, want)
 	}
 	if got, want := a.Records[0].CreatedByUsername, "bob"; got != want {
 		t.Errorf("created_by = %q, want %q", got, want)
