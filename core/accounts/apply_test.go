@@ -231,6 +231,17 @@ func TestDemoOnAnEmptyStore(t *testing.T) {
 	if err != nil || len(rels) < 3 {
 		t.Errorf("RE-1 related = %v, %v; want at least 3", rels, err)
 	}
+	conds, err := core.ParseConditions("deleted_time>0")
+	if err == nil {
+		err = core.CheckConditions(conds, reFields)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted, err := st.Search(ctx, acct.ID, "re", conds)
+	if err != nil || len(deleted) != 1 || deleted[0].ID != 13 {
+		t.Errorf("deleted requirements = %v, %v; want RE-13", deleted, err)
+	}
 	if empty, err := st.Empty(ctx); err != nil || empty {
 		t.Errorf("Empty() after the demo = %v, %v; want false", empty, err)
 	}

@@ -39,7 +39,7 @@ var demoEdits = []demoEdit{
 }
 
 // SeedDemoHistory makes a handful of updates to demo records so that field history has entries of every
-// shape. Call it only right after Demo() was applied to an empty store: it assumes the seeded values. The
+// shape, and deletes RE-13 so that a deleted_time search finds a record. Call it only right after Demo() was applied to an empty store: it assumes the seeded values. The
 // changes are dated over the hour before now.
 func SeedDemoHistory(ctx context.Context, st core.Store) error {
 	acct, err := st.Account(ctx, DemoAPIKey)
@@ -75,8 +75,18 @@ func SeedDemoHistory(ctx context.Context, st core.Store) error {
 			return fmt.Errorf("seed demo history: update %s %d: %w", e.kind, e.id, err)
 		}
 	}
+	bob, err := st.UserByName(ctx, acct.ID, "bob")
+	if err != nil {
+		return fmt.Errorf("seed demo history: user bob: %w", err)
+	}
+	if err := st.DeleteRecord(ctx, acct.ID, demoDeleted.kind, demoDeleted.id, bob.ID, start+int64(len(demoEdits))*300); err != nil {
+		return fmt.Errorf("seed demo history: delete %s %d: %w", demoDeleted.kind, demoDeleted.id, err)
+	}
 	return nil
 }
+
+// demoDeleted is the demo record SeedDemoHistory deletes, so that searches on deleted_time find one.
+var demoDeleted = recordKey{"re", 13}
 
 func fieldLabelled(fs []core.Field, label string) (core.Field, bool) {
 	for _, f := range fs {
