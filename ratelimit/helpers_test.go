@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
-// backends are the two stores every behaviour test runs against.
-var backends = []string{"local", "redis"}
+// backends are the stores every behaviour test runs against: in process, Redis one call per connection, Redis
+// through the autopipeliner (the default).
+var backends = []string{"local", "redis", "redis-ap"}
 
 // testRedisTimeout replaces the 50ms default where a test needs every decision from Redis: the shared test machine
 // can be slow enough to trip the production timeout, which would (correctly) switch to the fallback.
@@ -37,6 +39,9 @@ func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	tb.Helper()
 	if backend == "redis" {
+		opt.NoAutoPipeline = true
+	}
+	if strings.HasPrefix(backend, "redis") {
 		opt.Redis = newClient(tb, redistest.Start(tb))
 		if opt.RedisTimeout == 0 {
 			opt.RedisTimeout = testRedisTimeout

@@ -257,9 +257,9 @@ func TestShaping(t *testing.T) {
 				t.Fatalf("forwarded %d, want %d (rejected %d)", got, want, rejected)
 			}
 			slices.SortFunc(forwarded, func(a, b result) int { return int(a.order - b.order) })
-			unit := int64(time.Microsecond) // Redis slots are in microseconds
-			if backend == "local" {
-				unit = 1
+			unit := int64(1) // local slots are in nanoseconds, Redis slots in microseconds
+			if backend != "local" {
+				unit = int64(time.Microsecond)
 			}
 			held := 0
 			for i, r := range forwarded {

@@ -139,77 +139,91 @@ func (w *lockedBuffer) String() string {
 	return w.b.String()
 }
 
+// outageCase is one run of TestRedisOutage.
+type outageCase struct {
+	mode         string
+	replicas     int
+	wantAllowed  int // of 5 requests while Redis is down
+	autoPipeline bool
+}
+
 // TestRedisOutage stops Redis mid-run: decisions continue by OnRedisError, never an error; after a restart the
 // limiter returns to the shared limits.
 func TestRedisOutage(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		mode        string
-		replicas    int
-		wantAllowed int // of 5 requests while Redis is down
-	}{
-		{OnErrorLocal, 1, 3}, // the local limiter starts empty: a burst of 3
-		{OnErrorLocal, 3, 1}, // this replica's share of the burst
-		{OnErrorAllow, 1, 5},
-		{OnErrorDeny, 1, 0},
+	tests := []outageCase{
+		{OnErrorLocal, 1, 3, false}, // the local limiter starts empty: a burst of 3
+		{OnErrorLocal, 3, 1, false}, // this replica's share of the burst
+		{OnErrorAllow, 1, 5, false},
+		{OnErrorDeny, 1, 0, false},
+		{OnErrorLocal, 1, 3, true},
+		{OnErrorDeny, 1, 0, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode+"/"+strconv.Itoa(tt.replicas), func(t *testing.T) {
+		name := tt.mode + "/" + strconv.Itoa(tt.replicas)
+		if tt.autoPipeline {
+			name += "/autopipeline"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Start(t)
-			var logs lockedBuffer
-			opt := Options{
-				Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
-				OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
-				LocalReplicas: tt.replicas,
-				Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
-			}
-			a := replicas(t, srv, 1, opt)[0]
-			ctx := context.Background()
-			if got, _ := admitN(a, Request{APIKey: "k"}, 4); got != 3 {
-				t.Fatalf("admitted %d with Redis up, want 3", got)
-			}
-			fallbacks0 := redisFallback.Get()
-
-			srv.Stop()
-			allowed := 0
-			for i := range 5 {
-				d := a.Admit(ctx, Request{APIKey: "k"})
-				if !d.Fallback {
-					t.Fatalf("request %d with Redis down not marked Fallback", i)
-				}
-				if d.Allowed {
-					allowed++
-				} else if d.RetryAfter <= 0 {
-					t.Errorf("request %d rejected without RetryAfter", i)
-				}
-				if !d.Limited || d.Policy == "" {
-					t.Errorf("request %d: Limited=%v Policy=%q, want the policy header", i, d.Limited, d.Policy)
-				}
-			}
-			if got, want := allowed, tt.wantAllowed; got != want {
-				t.Errorf("admitted %d of 5 with Redis down, want %d", got, want)
-			}
-			if got := redisFallback.Get() - fallbacks0; got < 5 {
-				t.Errorf("fallback counter rose by %d, want at least 5", got)
-			}
-			_ = a.Status(ctx, Request{APIKey: "k"}) // must not fail either
-
-			srv.Restart(t)
-			waitShared(t, a)
-			b := replicas(t, srv, 1, opt)[0]
-			if got, _ := admitN(a, Request{APIKey: "k2"}, 3); got != 3 {
-				t.Fatalf("replica a admitted %d after recovery, want 3", got)
-			}
-			if d := b.Admit(ctx, Request{APIKey: "k2"}); d.Allowed || d.Fallback {
-				t.Errorf("replica b: allowed=%v fallback=%v, want rejected by the shared limit", d.Allowed, d.Fallback)
-			}
-			for _, want := range []string{"switching to the fallback", "Redis is back"} {
-				if !strings.Contains(logs.String(), want) {
-					t.Errorf("log lacks %q:\n%s", want, logs.String())
-				}
-			}
+			testRedisOutage(t, tt)
 		})
+	}
+}
+
+func testRedisOutage(t *testing.T, tt outageCase) {
+	srv := redistest.Start(t)
+	var logs lockedBuffer
+	opt := Options{
+		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
+		OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
+		LocalReplicas: tt.replicas, NoAutoPipeline: !tt.autoPipeline,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	}
+	a := replicas(t, srv, 1, opt)[0]
+	ctx := context.Background()
+	if got, _ := admitN(a, Request{APIKey: "k"}, 4); got != 3 {
+		t.Fatalf("admitted %d with Redis up, want 3", got)
+	}
+	fallbacks0 := redisFallback.Get()
+
+	srv.Stop()
+	allowed := 0
+	for i := range 5 {
+		d := a.Admit(ctx, Request{APIKey: "k"})
+		if !d.Fallback {
+			t.Fatalf("request %d with Redis down not marked Fallback", i)
+		}
+		if d.Allowed {
+			allowed++
+		} else if d.RetryAfter <= 0 {
+			t.Errorf("request %d rejected without RetryAfter", i)
+		}
+		if !d.Limited || d.Policy == "" {
+			t.Errorf("request %d: Limited=%v Policy=%q, want the policy header", i, d.Limited, d.Policy)
+		}
+	}
+	if got, want := allowed, tt.wantAllowed; got != want {
+		t.Errorf("admitted %d of 5 with Redis down, want %d", got, want)
+	}
+	if got := redisFallback.Get() - fallbacks0; got < 5 {
+		t.Errorf("fallback counter rose by %d, want at least 5", got)
+	}
+	_ = a.Status(ctx, Request{APIKey: "k"}) // must not fail either
+
+	srv.Restart(t)
+	waitShared(t, a)
+	b := replicas(t, srv, 1, opt)[0]
+	if got, _ := admitN(a, Request{APIKey: "k2"}, 3); got != 3 {
+		t.Fatalf("replica a admitted %d after recovery, want 3", got)
+	}
+	if d := b.Admit(ctx, Request{APIKey: "k2"}); d.Allowed || d.Fallback {
+		t.Errorf("replica b: allowed=%v fallback=%v, want rejected by the shared limit", d.Allowed, d.Fallback)
+	}
+	for _, want := range []string{"switching to the fallback", "Redis is back"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
 	}
 }
 
@@ -228,10 +242,19 @@ func waitShared(t *testing.T, l *Limiter) {
 // TestRedisStalled freezes Redis: calls must give up after RedisTimeout and use the fallback, then recover.
 func TestRedisStalled(t *testing.T) {
 	t.Parallel()
+	for _, ap := range []bool{false, true} {
+		t.Run("autopipeline="+strconv.FormatBool(ap), func(t *testing.T) {
+			t.Parallel()
+			testRedisStalled(t, ap)
+		})
+	}
+}
+
+func testRedisStalled(t *testing.T, autoPipeline bool) {
 	srv := redistest.Start(t)
 	l := replicas(t, srv, 1, Options{
 		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}},
-		RedisTimeout: 500 * time.Millisecond, RedisBackoff: 100 * time.Millisecond,
+		RedisTimeout: 500 * time.Millisecond, RedisBackoff: 100 * time.Millisecond, NoAutoPipeline: !autoPipeline,
 	})[0]
 	ctx := context.Background()
 	waitShared(t, l)

@@ -125,3 +125,11 @@ func (s *Server) Resume(tb testing.TB) {
 		tb.Fatalf("redistest: resume: %v", err)
 	}
 }
+
+// PID is the process id of the running server (0 when stopped), for benchmarks that read its CPU time.
+func (s *Server) PID() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
