@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lints and renders charts/reqgate with the default values and with ci/production-values.yaml, and checks a few
+# Lints and renders charts/reqgate with the default values and with ci/production-values.yaml, decodes every
+# rendered object strictly into the Kubernetes API types (charts/kubecheck, a module of its own), and checks a few
 # rendered facts. Helm comes from the Go module proxy (built once, outside the main module, then cached); set
 # HELM=/path/to/helm to use another binary. Called by `make test`.
 set -euo pipefail
@@ -22,6 +23,11 @@ if [ -z "${HELM:-}" ]; then
     (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false GOBIN=$bindir go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
   fi
 fi
+
+# kubecheck (a module of its own, never part of the main module) decodes the rendered manifests strictly into
+# k8s.io/api types: a misspelt field fails here, where helm lint lets it through.
+kubecheck=$work/kubecheck
+(cd "$here/kubecheck" && GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" go build -o "$kubecheck" .)
 
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
@@ -91,6 +97,9 @@ source_of core.yaml "$def" >"$work/core.yaml"
 # The gateway Deployment leaves replicas to the HPA.
 awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
 
+echo "kubecheck (default values)"
+"$kubecheck" "$def" || fail "kubecheck (default values)"
+
 echo "helm template (production values)"
 pr=$work/production.yaml
 "$HELM" template prod "$chart" --namespace apps -f "$prod" --kube-version "$KUBE_VERSION" >"$pr"
@@ -110,6 +119,9 @@ expect "$pr" \
 reject "$prod" 'password' # the example keeps secrets out of values
 reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$' 'REQGATE_RATELIMIT_LOCAL_REPLICAS'
 
+echo "kubecheck (production values)"
+"$kubecheck" "$pr" || fail "kubecheck (production values)"
+
 echo "helm template (secrets from values)"
 sec=$work/secrets.yaml
 "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" \
@@ -120,6 +132,7 @@ expect "$sec" "^  redis-url: \"$(printf 'redis://:pw@redis:6379/0' | base64 -w0)
   "^  postgres-dsn: \"$(printf 'postgres://u:pw@db/reqgate' | base64 -w0)\"$" \
   "^  accounts.yaml: \"$(printf 'accounts: []' | base64 -w0)\"$" '^  replicas: 3$'
 reject "$sec" 'pw@'
+"$kubecheck" "$sec" || fail "kubecheck (secrets and postgres)"
 
 echo "helm template (refusals)"
 refuse() {
