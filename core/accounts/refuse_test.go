@@ -183,3 +183,15 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+func TestTooLargeFile(t *testing.T) {
+	data := make([]byte, MaxFileBytes+1)
+	for i := range data {
+		data[i] = '\n'
+	}
+	_, err := Parse("huge.yaml", data)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 1 || !strings.Contains(e.Reason, "larger than") {
+		t.Errorf("Parse(huge) = %v, want huge.yaml:1: ...larger than...", err)
+	}
+}
