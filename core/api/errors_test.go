@@ -114,6 +114,7 @@ func TestAuthentication(t *testing.T) {
 		{"wrong password", "/api/acme/user", "alice", "nope", false, 401},
 		{"unknown user", "/api/acme/user", "mallory", "alice-secret", false, 401},
 		{"unknown key", "/api/nokey/user", "alice", "alice-secret", false, 401},
+		{"key of a form no account has", "/api/no.key%21/user", "alice", "alice-secret", false, 401},
 		{"user of another account", "/api/acme/user", "zed", "zed-secret", false, 401},
 		{"empty password", "/api/acme/user", "alice", "", false, 401},
 		{"unknown path without credentials", "/api/acme/nothing/here", "", "", true, 401},

@@ -116,6 +116,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		s.writeError(w, errNoRoute)
 		return "other"
 	}
+	if !validKey(key) {
+		// Not the form of an api_key, so no account has it: the 401 of an unknown key, without asking
+		// the store.
+		s.writeError(w, errUnauthorized)
+		return "unauthenticated"
+	}
 	acct, user, err := s.authenticate(r.Context(), r, key)
 	if err != nil {
 		s.writeError(w, err)
@@ -222,7 +228,7 @@ func splitAPIPath(path string) (version int, verText, key string, parts []string
 		return 0, "", "", nil, false
 	}
 	key, rest, _ = strings.Cut(rest, "/")
-	if key == "" || !validKey(key) {
+	if key == "" {
 		return 0, "", "", nil, false
 	}
 	rest = strings.TrimSuffix(rest, "/")

@@ -117,7 +117,7 @@ func TestSplitAPIPath(t *testing.T) {
 		{"/api3/k/re", 0, "", "", false},
 		{"/api/", 0, "", "", false},
 		{"/api", 0, "", "", false},
-		{"/api/k%20x/re", 0, "", "", false},
+		{"/api/k x/re", 1, "k x", "re", true},
 		{"/api/k/re//1", 0, "", "", false},
 		{"/apis/k/re", 0, "", "", false},
 		{"/other", 0, "", "", false},
