@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -22,12 +21,6 @@ func writeError(ctx *fasthttp.RequestCtx, status int, message string) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType(contentTypeXML)
 	ctx.SetBody(errorXML(message))
-}
-
-// writeRetryError is writeError with Retry-After (seconds, rounded up, at least 1).
-func writeRetryError(ctx *fasthttp.RequestCtx, status int, retryAfterSec int, message string) {
-	writeError(ctx, status, message)
-	ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(retryAfterSec, 1)))
 }
 
 const contentTypeXML = "application/xml; charset=utf-8"

@@ -46,7 +46,7 @@ func (g *Gateway) forward(x *exchange) {
 	if err != nil {
 		status, msg := upstreamStatus(err)
 		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", err)
-		writeError(ctx, status, msg)
+		g.writeErr(x, status, msg)
 		if write {
 			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
 			g.invalidate(x.rt.APIKey)
@@ -62,6 +62,7 @@ func (g *Gateway) forward(x *exchange) {
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(x.rt.APIKey)
 	}
+	g.translateResponse(x)
 	g.cacheHeaders(x, 0)
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -10,6 +11,7 @@ import (
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/translate"
 )
 
 // X-Cache values.
@@ -29,6 +31,7 @@ type exchange struct {
 	host       string // Host as the caller sent it
 	cred       credential
 	verified   bool   // the credential was accepted by the core within AuthTTL
+	json       bool   // the caller's Accept prefers JSON
 	cacheRes   string // X-Cache value, "" when not a cacheable read
 	coreStatus int    // status the core gave this caller's own request, 0 when it was not asked
 	upstream   time.Duration
@@ -46,7 +49,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
 			g.log.Error("panic serving request", "request_id", x.reqID, "panic", p, "stack", string(debug.Stack()))
-			writeError(ctx, fasthttp.StatusInternalServerError, "Internal gateway error.")
+			g.writeErr(&x, fasthttp.StatusInternalServerError, "Internal gateway error.")
 		}
 		g.finish(&x, start)
 	}()
@@ -58,9 +61,10 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	}
 	x.addHeader(headerRequestID, x.reqID)
 
+	x.json = translate.WantsJSON(ctx.Request.Header.Peek("Accept"))
 	rt, err := route.Parse(ctx.RequestURI())
 	if err != nil {
-		writeError(ctx, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
+		g.writeErr(&x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
 		return
 	}
 	x.rt = rt
@@ -87,14 +91,16 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x.host = string(ctx.Request.Header.Host())
 
 	if rt.APIKey != "" {
+		x.addHeader("Vary", "Accept")
 		x.cred = g.creds.parse(ctx.Request.Header.Peek("Authorization"), rt.APIKey)
 		x.verified = g.creds.verified(x.cred)
 		if !x.verified {
 			if wait := g.fails.blocked(x.ip, rt.APIKey, x.cred.user); wait > 0 {
 				authBlocked.Inc()
 				secs := int((wait + time.Second - 1) / time.Second)
-				writeRetryError(ctx, fasthttp.StatusTooManyRequests, secs,
+				g.writeErr(&x, fasthttp.StatusTooManyRequests,
 					"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
+				x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
 				return
 			}
 		}
@@ -117,6 +123,9 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		}
 	}
 
+	if (ctx.IsPost() || ctx.IsPut()) && !g.translateRequest(&x) {
+		return
+	}
 	switch {
 	case ctx.IsGet() && rt.Cacheable() && g.cache != nil:
 		g.read(&x)

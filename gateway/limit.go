@@ -46,6 +46,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	ctx.SetContentType(contentTypeXML)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(d.RetryAfter)))
 	ctx.SetBody(ratelimit.ThrottleXML(d.RetryAfter))
+	g.translateResponse(x)
 	return false
 }
 
@@ -58,4 +59,5 @@ func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeXML)
 	ctx.SetBody(ratelimit.ThrottleStatusXML(wait))
+	g.translateResponse(x)
 }

@@ -11,15 +11,17 @@ import (
 
 // fetched is the outcome of one upstream read, shared by the requests of a single flight.
 type fetched struct {
-	entry *cache.Entry // the upstream's answer, copied; nil when err is set
-	err   error
-	took  time.Duration
+	entry  *cache.Entry // the upstream's answer, copied; nil when err is set
+	stored bool         // entry was stored in the cache
+	err    error
+	took   time.Duration
 }
 
 // read serves a cacheable GET: a fresh entry to a verified credential (HIT), otherwise the upstream's
 // answer (MISS, or BYPASS when the caller sent Cache-Control: no-cache), fetched once for all concurrent
 // requests of the same key, stored when it is a 200 the upstream allows to be stored. When the upstream
-// fails, a verified caller gets the entry still within stale_if_error (STALE).
+// fails, a verified caller gets the entry still within stale_if_error (STALE). A JSON read has entries of
+// its own; its XML form, cached or fetched, is translated once.
 func (g *Gateway) read(x *exchange) {
 	ctx := x.ctx
 	scopeUser := ""
@@ -27,9 +29,13 @@ func (g *Gateway) read(x *exchange) {
 		scopeUser = x.cred.user
 	}
 	key := g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+	jsonKey := ""
+	if x.json {
+		jsonKey = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "json")
+	}
 	bypass := noCache(&ctx.Request.Header)
 	if x.verified && !bypass {
-		if l, ok := g.cache.Get(key); ok && l.Fresh {
+		if l, ok := g.lookup(x, key, jsonKey); ok && l.Fresh {
 			x.cacheRes = cacheHit
 			writeEntry(ctx, l.Entry)
 			g.cacheHeaders(x, l.Age)
@@ -57,7 +63,7 @@ func (g *Gateway) read(x *exchange) {
 		x.cacheRes = cacheBypass
 	}
 	if (f.err != nil || f.entry.Status >= 500) && x.verified {
-		if l, ok := g.cache.Get(key); ok {
+		if l, ok := g.lookup(x, key, jsonKey); ok {
 			g.cache.CountStale()
 			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.reqID, "age", l.Age.String())
 			x.cacheRes = cacheStale
@@ -69,13 +75,48 @@ func (g *Gateway) read(x *exchange) {
 	if f.err != nil {
 		status, msg := upstreamStatus(f.err)
 		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", f.err)
-		writeError(ctx, status, msg)
+		g.writeErr(x, status, msg)
 		g.cacheHeaders(x, 0)
 		return
 	}
 	x.coreStatus = f.entry.Status
-	writeEntry(ctx, f.entry)
+	e := f.entry
+	if x.json {
+		je, err := jsonEntry(e)
+		if err != nil {
+			g.log.Warn("upstream body is not translatable XML", "request_id", x.reqID, "err", err)
+			g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+			return
+		}
+		if f.stored {
+			_ = g.cache.Set(jsonKey, je)
+		}
+		e = je
+	}
+	writeEntry(ctx, e)
 	g.cacheHeaders(x, 0)
+}
+
+// lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
+// translated (and stored as JSON, so the next JSON hit costs nothing).
+func (g *Gateway) lookup(x *exchange, key, jsonKey string) (cache.Lookup, bool) {
+	if !x.json {
+		return g.cache.Get(key)
+	}
+	if l, ok := g.cache.Get(jsonKey); ok {
+		return l, true
+	}
+	l, ok := g.cache.Get(key)
+	if !ok {
+		return l, false
+	}
+	je, err := jsonEntry(l.Entry)
+	if err != nil {
+		return cache.Lookup{}, false
+	}
+	_ = g.cache.Set(jsonKey, je)
+	l.Entry = je
+	return l, true
 }
 
 // fetch sends the caller's request upstream and copies the answer, storing it under key when allowed.
@@ -96,7 +137,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	if storable {
 		_ = g.cache.Set(key, e) // a dropped Set is a later miss, never an error
 	}
-	return &fetched{entry: e, took: took}
+	return &fetched{entry: e, stored: storable, took: took}
 }
 
 // skipStored are response headers never copied into an entry: per-connection or per-request ones.

@@ -16,13 +16,14 @@ func (g *Gateway) verifyWithCore(x *exchange) bool {
 	upstreamRequests.Inc()
 	if err := g.up.do(&ctx.Request, resp); err != nil {
 		status, msg := upstreamStatus(err)
-		writeError(ctx, status, msg)
+		g.writeErr(x, status, msg)
 		return false
 	}
 	if resp.StatusCode() == fasthttp.StatusUnauthorized || resp.StatusCode() >= 500 || !x.cred.present {
 		x.coreStatus = resp.StatusCode()
 		e, _ := entryOf(resp)
 		writeEntry(ctx, e)
+		g.translateResponse(x)
 		return false
 	}
 	authVerifications.Inc()

@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/translate"
+)
+
+// JSON negotiation: a caller whose Accept prefers application/json gets every body of the interface in its
+// JSON form (package translate), errors included; a request body sent as JSON is translated to XML before it
+// reaches the core. The cache keeps the JSON form of a read as its own entry, so a cached JSON read costs no
+// translation; a JSON read whose XML form is cached is translated once and stored.
+
+// writeErr answers with status and an error body in the caller's representation.
+func (g *Gateway) writeErr(x *exchange, status int, message string) {
+	if !x.json {
+		writeError(x.ctx, status, message)
+		return
+	}
+	ctx := x.ctx
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(translate.ContentTypeJSON)
+	ctx.SetBody(translate.ErrorJSON(message))
+}
+
+// translateRequest turns a JSON request body into XML in place. It returns false after answering 400.
+func (g *Gateway) translateRequest(x *exchange) bool {
+	req := &x.ctx.Request
+	if !translate.IsJSON(req.Header.ContentType()) || len(req.Body()) == 0 {
+		return true
+	}
+	xml, err := translate.JSONToXML(req.Body())
+	if err != nil {
+		var se *translate.SyntaxError
+		var st *translate.StructureError
+		switch {
+		case errors.As(err, &se), errors.As(err, &st):
+			g.writeErr(x, fasthttp.StatusBadRequest, err.Error())
+		default:
+			g.writeErr(x, fasthttp.StatusBadRequest, "The JSON body cannot be translated to XML.")
+		}
+		return false
+	}
+	req.SetBodyRaw(xml)
+	req.Header.SetContentType(translate.ContentTypeXML)
+	return true
+}
+
+// translateResponse turns an XML response body into JSON in place, for a caller that asked for JSON.
+func (g *Gateway) translateResponse(x *exchange) {
+	resp := &x.ctx.Response
+	if !x.json || len(resp.Body()) == 0 || !isXML(resp.Header.ContentType()) {
+		return
+	}
+	js, err := translate.XMLToJSON(resp.Body())
+	if err != nil {
+		g.log.Warn("upstream body is not translatable XML", "request_id", x.reqID, "err", err)
+		g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+		return
+	}
+	resp.SetBodyRaw(js)
+	resp.Header.SetContentType(translate.ContentTypeJSON)
+}
+
+// jsonEntry is the JSON form of an XML entry: same status, headers and stored time, translated body.
+func jsonEntry(e *cache.Entry) (*cache.Entry, error) {
+	out := &cache.Entry{Status: e.Status, Stored: e.Stored, Body: e.Body, Header: make([]cache.Header, 0, len(e.Header))}
+	xml := false
+	for _, h := range e.Header {
+		if h.Key == "Content-Type" {
+			if xml = isXML([]byte(h.Value)); xml {
+				h.Value = translate.ContentTypeJSON
+			}
+		}
+		out.Header = append(out.Header, h)
+	}
+	if !xml || len(e.Body) == 0 {
+		return out, nil
+	}
+	js, err := translate.XMLToJSON(e.Body)
+	if err != nil {
+		return nil, err
+	}
+	out.Body = js
+	return out, nil
+}
+
+// isXML reports whether a Content-Type names XML (application/xml, text/xml, application/*+xml).
+func isXML(ct []byte) bool {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = bytes.TrimSpace(ct)
+	return bytes.EqualFold(ct, []byte("application/xml")) || bytes.EqualFold(ct, []byte("text/xml")) ||
+		len(ct) > 4 && bytes.EqualFold(ct[len(ct)-4:], []byte("+xml"))
+}
