@@ -89,6 +89,7 @@ accounts:
       - {id: 13, kind: re, name: All requirements, created_by: bob, conditions: ""}
       - {id: 14, kind: ft, name: Open features, created_by: alice, conditions: "field_202=1"}
       - {id: 15, kind: risk, name: High risks, created_by: bob, conditions: "field_302=2"}
+      - {id: 16, kind: re, name: Recent iOS, created_by: alice, conditions: "created_time%3E1700000500&field_105=2"}
     records:
       - {kind: re, id: 1, created_by: alice, created_time: 1700000000, fields: {field_101: Export, field_103: 1, field_105: "1,2"}}
       - {kind: re, id: 2, created_by: bob, created_time: 1700001000, fields: {field_101: Import, field_103: 2, field_105: "2"}}

@@ -83,6 +83,7 @@ func TestV2ViewList(t *testing.T) {
 		{"re", []xView{
 			{12, "Pending review", "Everything not yet triaged", "Alice", "Archer"},
 			{13, "All requirements", "", "Bob", "Baker"},
+			{16, "Recent iOS", "", "Alice", "Archer"},
 		}},
 		{"ft", []xView{{14, "Open features", "", "Alice", "Archer"}}},
 		{"risk", []xView{{15, "High risks", "", "Bob", "Baker"}}},
@@ -112,6 +113,7 @@ func TestV2ViewContents(t *testing.T) {
 	tests := []struct{ path, elem, want string }{
 		{"/re/view/12", "requirement", "RE-1 RE-3"},
 		{"/re/view/13", "requirement", "RE-1 RE-2 RE-3 RE-4"},
+		{"/re/view/16", "requirement", "RE-2"}, // two conditions, one percent-encoded
 		{"/ft/view/14", "feature", "FT-7"},
 		{"/risk/view/15", "custom_object", "CO-3"},
 	}
@@ -191,6 +193,8 @@ func TestV2ViewSearch(t *testing.T) {
 		{"/re/view/13/search?deleted_time>" + itoa64(deleted-1), "RE-4"},
 		{"/re/view/12/search?deleted_time>" + itoa64(deleted-1), ""},
 		{"/re/view/13/search", "RE-1 RE-2 RE-3"},
+		{"/re/view/16/search?created_by=6", "RE-2"},
+		{"/re/view/16/search?created_by=5", ""},
 		{"/risk/view/15/search?created_by=5", "CO-3"},
 	}
 	for _, tt := range tests {
