@@ -108,6 +108,8 @@ count "$pr" '^kind: StatefulSet$' 0
 count "$pr" '^kind: Secret$' 0
 count "$pr" '^kind: PodDisruptionBudget$' 2
 count "$pr" '^kind: ServiceMonitor$' 1
+count "$pr" '^kind: PrometheusRule$' 1
+count "$def" '^kind: PrometheusRule$' 0
 expect "$pr" \
   '^ +image: registry.example.com/platform/reqgate:1.4.2$' \
   '^ +- name: REQGATE_DB$' '^ +key: postgres-dsn$' '^ +name: reqgate-secrets$' \
@@ -115,7 +117,10 @@ expect "$pr" \
   '^  minReplicas: 3$' '^  maxReplicas: 20$' '^  minAvailable: 2$' \
   '^  type: LoadBalancer$' '^ +seconds: 10$' \
   '^ +reject_status: 503$' '^ +name: per-ip$' '^ +- api_key: acme-7f3a$' \
-  '^ +topologyKey: topology.kubernetes.io/zone$' '^ +local_replicas: 4$'
+  '^ +topologyKey: topology.kubernetes.io/zone$' '^ +local_replicas: 4$' \
+  '^ +- alert: ReqgateServerErrors$' '^ +- alert: ReqgateRateLimitOnFallback$' \
+  '^ +summary: "reqgate gateway: \{\{ \$value \| humanizePercentage \}\} of answers are 5xx"$' \
+  '/ sum\(rate\(reqgate_gateway_requests_total\{namespace="apps"\}\[5m\]\)\) > 0.02$'
 reject "$prod" 'password' # the example keeps secrets out of values
 reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$' 'REQGATE_RATELIMIT_LOCAL_REPLICAS'
 

@@ -62,8 +62,8 @@ func check(doc []byte) error {
 		obj = &autoscalingv2.HorizontalPodAutoscaler{}
 	case "policy/v1 PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
-	case "monitoring.coreos.com/v1 ServiceMonitor":
-		return nil // a CRD: no types here
+	case "monitoring.coreos.com/v1 ServiceMonitor", "monitoring.coreos.com/v1 PrometheusRule":
+		return nil // CRDs: no types here
 	default:
 		return fmt.Errorf("unexpected %s %s", meta.APIVersion, meta.Kind)
 	}
