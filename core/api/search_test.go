@@ -119,12 +119,19 @@ func TestV2SearchAfterChanges(t *testing.T) {
 	e := v2Setup(t)
 	updated := e.put("bob", "re", 1, "field_103", "2")
 	e.put("bob", "re", 3, "field_105", "1,2")
+	e.put("alice", "re", 2, "field_113", "5,6") // multiple user picklist
+	e.put("alice", "re", 3, "field_104", "6")   // user picklist
 	deleted := e.del("re", 4)
 	tests := []struct{ query, want string }{
-		{"last_updated_by=6", "RE-1 RE-2 RE-3"},
-		{"last_updated_by=5", ""},
-		{"last_updated_time>" + itoa64(updated-1), "RE-1 RE-3"},
-		{"last_updated_time>" + itoa64(updated), "RE-3"},
+		{"field_113=6", "RE-2"},
+		{"field_113=7", ""},
+		{"field_104=6", "RE-3"},
+		{"last_updated_by=6", "RE-1"},
+		{"last_updated_by=5", "RE-2 RE-3"},
+		{"last_updated_time>" + itoa64(updated-1), "RE-1 RE-2 RE-3"},
+		{"last_updated_time>" + itoa64(updated), "RE-2 RE-3"},
+		{"last_updated_time<" + itoa64(updated), ""},
+		{"last_updated_time<" + itoa64(updated+1), "RE-1"},
 		{"field_103=2", "RE-1 RE-2"},
 		{"field_105=2", "RE-1 RE-2 RE-3"},
 		{"created_by=6", "RE-2"}, // RE-4 is deleted
