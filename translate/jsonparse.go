@@ -22,27 +22,44 @@ const (
 	jArray
 )
 
+// span locates text: in the input, or in the buffer of decoded strings (strings with escapes). The tree
+// holds no pointers, so building it costs the garbage collector nothing.
+type span struct {
+	off, end int32
+	dec      bool
+}
+
 // jvalue is one JSON value. For a string, s is the decoded text; for a number, the literal as written. For
 // an object, members[start:start+n]; for an array, items[start:start+n].
 type jvalue struct {
 	kind  jkind
-	s     []byte
+	s     span
 	start int32
 	n     int32
 }
 
 // jmember is one member of an object.
 type jmember struct {
-	key []byte
+	key span
 	val int32
 }
 
 // jdoc is a parsed JSON text; vals[root] is the top value.
 type jdoc struct {
+	in      []byte
+	dec     []byte // decoded strings
 	vals    []jvalue
 	members []jmember
 	items   []int32
 	root    int32
+}
+
+// bytes returns the text of s.
+func (d *jdoc) bytes(s span) []byte {
+	if s.dec {
+		return d.dec[s.off:s.end]
+	}
+	return d.in[s.off:s.end]
 }
 
 type jparser struct {
@@ -59,7 +76,7 @@ func parseJSON(in []byte) (*jdoc, error) {
 	if len(in) > MaxInput {
 		return nil, &SyntaxError{Msg: "input larger than " + strconv.Itoa(MaxInput) + " bytes", Line: 1, Column: 1}
 	}
-	p := &jparser{in: in, doc: &jdoc{vals: make([]jvalue, 0, len(in)/16+4)}}
+	p := &jparser{in: in, doc: &jdoc{in: in, vals: make([]jvalue, 0, len(in)/16+4)}}
 	if len(in) >= 3 && in[0] == 0xEF && in[1] == 0xBB && in[2] == 0xBF {
 		p.pos = 3
 	}
@@ -280,11 +297,11 @@ func (p *jparser) number() (int32, error) {
 		}
 	}
 	p.pos = i
-	return p.add(jvalue{kind: jNumber, s: in[start:i]}), nil
+	return p.add(jvalue{kind: jNumber, s: span{off: int32(start), end: int32(i)}}), nil
 }
 
 // str reads a string at p.pos and returns its decoded text: the input itself when it has no escapes.
-func (p *jparser) str() ([]byte, error) {
+func (p *jparser) str() (span, error) {
 	in := p.in
 	start := p.pos + 1
 	i := start
@@ -293,38 +310,40 @@ func (p *jparser) str() ([]byte, error) {
 		switch {
 		case c == '"':
 			p.pos = i + 1
-			return in[start:i], nil
+			return span{off: int32(start), end: int32(i)}, nil
 		case c == '\\':
 			return p.strEscaped(start, i)
 		case c < 0x20:
-			return nil, p.errAt(i, "control character "+runeName(rune(c))+" in string (escape it)")
+			return span{}, p.errAt(i, "control character "+runeName(rune(c))+" in string (escape it)")
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, p.errAt(i, "invalid UTF-8 in string")
+				return span{}, p.errAt(i, "invalid UTF-8 in string")
 			}
 			i += size
 		}
 	}
-	return nil, p.errAt(p.pos, "unterminated string")
+	return span{}, p.errAt(p.pos, "unterminated string")
 }
 
 // strEscaped continues str from the first backslash at i, building a decoded copy.
-func (p *jparser) strEscaped(start, i int) ([]byte, error) {
+func (p *jparser) strEscaped(start, i int) (span, error) {
 	in := p.in
-	out := make([]byte, 0, i-start+16)
-	out = append(out, in[start:i]...)
+	d := p.doc
+	first := len(d.dec)
+	out := append(d.dec, in[start:i]...)
+	defer func() { d.dec = out }()
 	for i < len(in) {
 		c := in[i]
 		switch {
 		case c == '"':
 			p.pos = i + 1
-			return out, nil
+			return span{off: int32(first), end: int32(len(out)), dec: true}, nil
 		case c == '\\':
 			if i+1 >= len(in) {
-				return nil, p.errAt(i, "unterminated string")
+				return span{}, p.errAt(i, "unterminated string")
 			}
 			switch e := in[i+1]; e {
 			case '"', '\\', '/':
@@ -342,30 +361,30 @@ func (p *jparser) strEscaped(start, i int) ([]byte, error) {
 			case 'u':
 				r, n, err := p.unicodeEscape(i)
 				if err != nil {
-					return nil, err
+					return span{}, err
 				}
 				out = utf8.AppendRune(out, r)
 				i += n
 				continue
 			default:
-				return nil, p.errAt(i, "invalid escape \\"+string(rune(e))+" in string")
+				return span{}, p.errAt(i, "invalid escape \\"+string(rune(e))+" in string")
 			}
 			i += 2
 		case c < 0x20:
-			return nil, p.errAt(i, "control character "+runeName(rune(c))+" in string (escape it)")
+			return span{}, p.errAt(i, "control character "+runeName(rune(c))+" in string (escape it)")
 		case c < utf8.RuneSelf:
 			out = append(out, c)
 			i++
 		default:
 			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, p.errAt(i, "invalid UTF-8 in string")
+				return span{}, p.errAt(i, "invalid UTF-8 in string")
 			}
 			out = append(out, in[i:i+size]...)
 			i += size
 		}
 	}
-	return nil, p.errAt(p.pos, "unterminated string")
+	return span{}, p.errAt(p.pos, "unterminated string")
 }
 
 // unicodeEscape reads \uXXXX (and a following low surrogate) at i; it returns the rune and the length read.

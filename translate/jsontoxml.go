@@ -37,13 +37,14 @@ func JSONToXML(js []byte) (xml []byte, err error) {
 			strconv.Itoa(int(root.n))}
 	}
 	m := d.members[root.start]
-	w := xwriter{d: d, b: make([]byte, 0, len(js)+len(js)/4+len(xmlDecl))}
+	key := d.bytes(m.key)
+	w := xwriter{d: d, b: make([]byte, 0, 2*len(js)+len(xmlDecl))}
 	w.b = append(w.b, xmlDecl...)
 	if d.vals[m.val].kind == jArray {
-		return nil, &StructureError{Path: pointer([]step{{key: m.key, idx: -1}}), Msg: "the root element cannot be an array"}
+		return nil, &StructureError{Path: pointer([]step{{key: key, idx: -1}}), Msg: "the root element cannot be an array"}
 	}
-	w.path = append(w.path, step{key: m.key, idx: -1})
-	if err := w.element(m.key, "", m.val); err != nil {
+	w.path = append(w.path, step{key: key, idx: -1})
+	if err := w.element(key, "", m.val); err != nil {
 		return nil, err
 	}
 	return w.b, nil
@@ -117,7 +118,7 @@ func (w *xwriter) failAt(key, msg string) error {
 func (w *xwriter) scalarText(val jvalue) ([]byte, error) {
 	switch val.kind {
 	case jString, jNumber:
-		return val.s, nil
+		return w.d.bytes(val.s), nil
 	case jTrue:
 		return []byte("true"), nil
 	case jFalse:
@@ -139,7 +140,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	if info.variant != nil {
 		info = info.forChildren(func(name string) bool {
 			for _, m := range members {
-				if string(m.key) == name {
+				if string(d.bytes(m.key)) == name {
 					return true
 				}
 			}
@@ -153,23 +154,24 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	var text []byte
 	hasText, children := false, 0
 	for _, m := range members {
+		key := d.bytes(m.key) // not empty: checkKeys
 		switch {
-		case len(m.key) > 0 && m.key[0] == '@':
-			r := rank(info.attrs, string(m.key[1:]))
+		case key[0] == '@':
+			r := rank(info.attrs, string(key[1:]))
 			if r == len(info.attrs) {
 				r += len(w.ord) - base
 			}
 			w.ord = append(w.ord, ordered{m: m, rank: r})
-		case string(m.key) == "#text":
-			w.path = append(w.path, step{key: m.key, idx: -1})
+		case string(key) == "#text":
+			w.path = append(w.path, step{key: key, idx: -1})
 			t, err := w.scalarText(d.vals[m.val])
 			w.path = w.path[:len(w.path)-1]
 			if err != nil {
 				return err
 			}
 			text, hasText = t, true
-		case len(m.key) > 0 && m.key[0] == '#':
-			return w.failAt(string(m.key), "unknown special key "+strconv.Quote(string(m.key))+" (only #text)")
+		case key[0] == '#':
+			return w.failAt(string(key), "unknown special key "+strconv.Quote(string(key))+" (only #text)")
 		default:
 			children++
 		}
@@ -187,11 +189,12 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	w.b = append(w.b, '<')
 	w.b = append(w.b, name...)
 	for _, o := range w.ord[base:] {
-		key := o.m.key[1:]
+		full := d.bytes(o.m.key)
+		key := full[1:]
 		if !isNameBytes(key) {
-			return w.failAt(string(o.m.key), "key "+strconv.Quote(string(o.m.key))+" is not an XML attribute name")
+			return w.failAt(string(full), "key "+strconv.Quote(string(full))+" is not an XML attribute name")
 		}
-		w.path = append(w.path, step{key: o.m.key, idx: -1})
+		w.path = append(w.path, step{key: full, idx: -1})
 		t, err := w.scalarText(d.vals[o.m.val])
 		if err == nil {
 			w.b = append(w.b, ' ')
@@ -218,10 +221,10 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	} else {
 		// Child elements, known ones first in interface order.
 		for _, m := range members {
-			if len(m.key) == 0 || m.key[0] == '@' || m.key[0] == '#' {
+			if key := d.bytes(m.key); key[0] == '@' || key[0] == '#' {
 				continue
 			}
-			r := rank(info.order, string(m.key))
+			r := rank(info.order, string(d.bytes(m.key)))
 			if r == len(info.order) {
 				r += len(w.ord) - base
 			}
@@ -232,16 +235,17 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 		open := len(w.b)
 		for k := base; k < len(w.ord); k++ {
 			m := w.ord[k].m
+			key := d.bytes(m.key)
 			cv := d.vals[m.val]
-			w.path = append(w.path, step{key: m.key, idx: -1})
+			w.path = append(w.path, step{key: key, idx: -1})
 			if cv.kind != jArray {
-				if err := w.element(m.key, name, m.val); err != nil {
+				if err := w.element(key, name, m.val); err != nil {
 					return err
 				}
 			} else {
 				for j, item := range d.items[cv.start : cv.start+cv.n] {
 					w.path = append(w.path, step{idx: j})
-					if err := w.element(m.key, name, item); err != nil {
+					if err := w.element(key, name, item); err != nil {
 						return err
 					}
 					w.path = w.path[:len(w.path)-1]
@@ -262,14 +266,16 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 
 // checkKeys rejects empty and duplicate keys (JSON allows them; XML has no form for them).
 func (w *xwriter) checkKeys(members []jmember) error {
+	d := w.d
 	for i, m := range members {
-		if len(m.key) == 0 {
+		key := d.bytes(m.key)
+		if len(key) == 0 {
 			return w.failAt("", "empty key")
 		}
 		if len(members) <= 16 {
 			for _, o := range members[:i] {
-				if string(o.key) == string(m.key) {
-					return w.failAt(string(m.key), "duplicate key "+strconv.Quote(string(m.key)))
+				if string(d.bytes(o.key)) == string(key) {
+					return w.failAt(string(key), "duplicate key "+strconv.Quote(string(key)))
 				}
 			}
 		}
@@ -277,10 +283,11 @@ func (w *xwriter) checkKeys(members []jmember) error {
 	if len(members) > 16 {
 		seen := make(map[string]struct{}, len(members))
 		for _, m := range members {
-			if _, dup := seen[string(m.key)]; dup {
-				return w.failAt(string(m.key), "duplicate key "+strconv.Quote(string(m.key)))
+			key := d.bytes(m.key)
+			if _, dup := seen[string(key)]; dup {
+				return w.failAt(string(key), "duplicate key "+strconv.Quote(string(key)))
 			}
-			seen[string(m.key)] = struct{}{}
+			seen[string(key)] = struct{}{}
 		}
 	}
 	return nil

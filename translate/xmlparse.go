@@ -58,6 +58,7 @@ type openElem struct {
 // xparser holds the state of one parse.
 type xparser struct {
 	in    []byte
+	dec   []byte // decoded text: one buffer for the document instead of one allocation per text
 	pos   int
 	doc   *xdoc
 	stack []openElem
@@ -68,8 +69,8 @@ func parseXML(in []byte) (*xdoc, error) {
 	if len(in) > MaxInput {
 		return nil, &XMLError{Msg: "document larger than " + strconv.Itoa(MaxInput) + " bytes"}
 	}
-	// A guess that avoids most regrowth: about one element per 40 bytes.
-	p := &xparser{in: in, doc: &xdoc{nodes: make([]xnode, 0, len(in)/40+4)}}
+	// Every element has a start tag and most an end tag: half the '<' count avoids regrowing the nodes.
+	p := &xparser{in: in, doc: &xdoc{nodes: make([]xnode, 0, bytes.Count(in, []byte("<"))/2+4)}}
 	p.pos = 0
 	if bytes.HasPrefix(in, []byte("\xEF\xBB\xBF")) {
 		p.pos = 3
@@ -445,7 +446,8 @@ func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool
 	if simple {
 		return raw, space, nil
 	}
-	out := make([]byte, 0, len(raw))
+	start := len(p.dec)
+	out := p.dec
 	space = true
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
@@ -475,7 +477,9 @@ func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool
 		}
 		out = append(out, c)
 	}
-	return out, space, nil
+	p.dec = out
+	// The full slice expression keeps later appends to p.dec from reaching this text.
+	return out[start:len(out):len(out)], space, nil
 }
 
 // reference resolves the entity or character reference at the start of b and returns its length.
@@ -538,7 +542,8 @@ func (p *xparser) checkCDATA(raw []byte, off int) ([]byte, error) {
 	if !cr {
 		return raw, nil
 	}
-	out := make([]byte, 0, len(raw))
+	start := len(p.dec)
+	out := p.dec
 	for i := 0; i < len(raw); i++ {
 		if raw[i] == '\r' {
 			if i+1 < len(raw) && raw[i+1] == '\n' {
@@ -549,7 +554,8 @@ func (p *xparser) checkCDATA(raw []byte, off int) ([]byte, error) {
 		}
 		out = append(out, raw[i])
 	}
-	return out, nil
+	p.dec = out
+	return out[start:len(out):len(out)], nil
 }
 
 // declEncoding returns the encoding named in an XML declaration ("" when none).
