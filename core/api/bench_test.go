@@ -48,14 +48,14 @@ func benchClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
 }
 
-// runParallel measures fn over parallel clients (8 per core) and reports requests/s and latency
+// runParallel measures fn over parallel clients (4 per core) and reports requests/s and latency
 // percentiles.
 func runParallel(b *testing.B, fn func(c *http.Client, rng *rand.Rand) error) {
 	client := benchClient()
 	defer client.CloseIdleConnections()
 	var mu sync.Mutex
 	var lat []time.Duration
-	b.SetParallelism(8)
+	b.SetParallelism(4)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
