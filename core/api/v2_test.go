@@ -511,6 +511,7 @@ func BenchmarkV2(b *testing.B) {
 		{"search/time_range", fmt.Sprintf("/re/search?created_time%%3E%d&created_time%%3C%d", mid-1, mid+1000*60), 1000},
 		{"search/picklist+created_by", "/re/search?field_103=42&created_by=42", 1000},
 		{"search/time_range_10k", fmt.Sprintf("/re/search?created_time>%d&created_time<%d", mid-1, mid+10_000*60), 10_000},
+		{"search/all_100k", "/re/search", benchRecords},
 		{"view/1000", "/re/view/1", 1000},
 		{"view_search/1000+created_by", "/re/view/1/search?created_by=42", 10},
 		{"history/20", fmt.Sprintf("/re/%d/fieldhistory/103", benchHistoryID), 0},
