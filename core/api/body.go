@@ -247,7 +247,8 @@ func (p *bodyParser) value(el xml.StartElement, f *bodyField) error {
 				return err
 			}
 			if t.Name.Local != "value" {
-				return core.Invalid(f.Name, "unexpected element <"+clip(t.Name.Local)+"> in <value>")
+				return core.Invalid(f.Name, "unexpected element <"+clip(t.Name.Local)+
+					"> in <value> (send HTML escaped or in a CDATA section)")
 			}
 			id, ok := attr(t, "id")
 			inner, err := p.text("value")
