@@ -1,0 +1,415 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// Apply provisions the accounts of p in one transaction: all or nothing, and idempotent.
+//
+// Matching: accounts by api_key, users by username (a user without id gets max+1, in file order, after the
+// users with ids), fields by id (or by kind and label when the id is 0; a new field without id gets max+1),
+// options by value, custom objects by api_prefix, views by id, records by kind and id, relationships by
+// their two ends and type. Nothing left out of p is deleted.
+//
+// Seed records: a new record gets version 1; an existing one whose values differ gets the file's values, its
+// version goes up by one and its last update is set to the time of applying (by the file's created_by); an
+// unchanged one is left alone. Seed data writes no field history. A record created with an explicit id
+// raises the kind's id counter, so created records never take its id.
+//
+// A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
+func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
+	defer mApply.UpdateDuration(time.Now())
+	if p == nil {
+		return nil
+	}
+	now := time.Now().Unix()
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		// One provisioning at a time across replicas: they all apply the same files at start.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockApply); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		for i := range p.Accounts {
+			a := &p.Accounts[i]
+			if err := applyAccount(ctx, tx, a, now); err != nil {
+				return fmt.Errorf("account %q: %w", a.APIKey, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	return nil
+}
+
+// applier carries the state of applying one account.
+type applier struct {
+	ctx     context.Context
+	tx      pgx.Tx
+	account int64
+	apiKey  string
+	users   map[string]int64          // username -> id
+	reindex map[string]bool           // kinds whose searchable fields changed type
+	fields  map[string]map[int64]bool // kind -> its field ids, loaded once for the seed records
+}
+
+func applyAccount(ctx context.Context, tx pgx.Tx, a *core.AccountSpec, now int64) error {
+	if a.APIKey == "" {
+		return core.Invalid("api_key", "empty")
+	}
+	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, users: map[string]int64{}, reindex: map[string]bool{},
+		fields: map[string]map[int64]bool{}}
+	if err := tx.QueryRow(ctx, `INSERT INTO accounts (api_key, name) VALUES ($1, $2)
+		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, a.APIKey, a.Name).Scan(&ap.account); err != nil {
+		return fmt.Errorf("upsert account: %w", err)
+	}
+	for _, o := range builtinObjects {
+		if err := ap.upsertObject(o); err != nil {
+			return err
+		}
+	}
+	if err := ap.applyUsers(a.Users); err != nil {
+		return err
+	}
+	for _, kind := range slices.Sorted(maps.Keys(a.Fields)) {
+		if !slices.Contains(core.BuiltinKinds, kind) {
+			return core.Invalid("fields."+kind, "not a built-in kind (re, ft, uc)")
+		}
+		if err := ap.applyFields(kind, a.Fields[kind]); err != nil {
+			return err
+		}
+	}
+	for _, o := range a.Objects {
+		if o.APIPrefix == "" || slices.Contains(core.BuiltinKinds, o.APIPrefix) {
+			return core.Invalid("custom_objects."+o.APIPrefix, "api_prefix must be set and not re, ft or uc")
+		}
+		o.Custom = true
+		if err := ap.upsertObject(o.Object); err != nil {
+			return err
+		}
+		if err := ap.applyFields(o.APIPrefix, o.Fields); err != nil {
+			return err
+		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(ap.reindex)) {
+		if err := reindexKind(ctx, tx, ap.account, kind); err != nil {
+			return err
+		}
+	}
+	for _, v := range a.Views {
+		if err := ap.applyView(v); err != nil {
+			return err
+		}
+	}
+	for _, r := range a.Records {
+		if err := ap.applyRecord(r, now); err != nil {
+			return err
+		}
+	}
+	for _, r := range a.Relationships {
+		if err := ap.applyRelationship(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ap *applier) upsertObject(o core.Object) error {
+	_, err := ap.tx.Exec(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
+		name_plural, description, id_prefix, custom) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (account_id, api_prefix) DO UPDATE SET name_singular = excluded.name_singular,
+		name_plural = excluded.name_plural, description = excluded.description, id_prefix = excluded.id_prefix,
+		custom = excluded.custom`,
+		ap.account, o.APIPrefix, objectUniqueID(ap.apiKey, o.APIPrefix), o.NameSingular, o.NamePlural,
+		o.Description, o.IDPrefix, o.Custom)
+	if err != nil {
+		return fmt.Errorf("upsert object %s: %w", o.APIPrefix, err)
+	}
+	return nil
+}
+
+func (ap *applier) applyUsers(specs []core.UserSpec) error {
+	byID := map[int64]string{}
+	rows, err := ap.tx.Query(ap.ctx, "SELECT id, username FROM users WHERE account_id = $1", ap.account)
+	if err != nil {
+		return fmt.Errorf("users: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("users: %w", err)
+		}
+		ap.users[name], byID[id] = id, name
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("users: %w", err)
+	}
+	// Users with ids first, so that the ids assigned afterwards never take one the file names.
+	for _, pass := range []bool{true, false} {
+		for _, u := range specs {
+			if (u.ID != 0) != pass {
+				continue
+			}
+			if u.Username == "" {
+				return core.Invalid("users", "a user has no username")
+			}
+			id := u.ID
+			if id == 0 {
+				if cur, ok := ap.users[u.Username]; ok {
+					id = cur
+				} else {
+					for n := range byID {
+						id = max(id, n)
+					}
+					id++
+				}
+			} else if id < 0 {
+				return core.Invalid("users."+u.Username, "id must be positive")
+			}
+			if other, ok := byID[id]; ok && other != u.Username {
+				return core.Invalid("users."+u.Username, "id "+strconv.FormatInt(id, 10)+" belongs to "+other)
+			}
+			if err := ap.upsertUser(u.User, id); err != nil {
+				return err
+			}
+			if cur, ok := ap.users[u.Username]; ok {
+				delete(byID, cur)
+			}
+			ap.users[u.Username], byID[id] = id, u.Username
+		}
+	}
+	return nil
+}
+
+func (ap *applier) upsertUser(u core.User, id int64) error {
+	status := u.Status
+	if status == "" {
+		status = "Active"
+	}
+	var hash any // nil keeps a stored hash
+	if len(u.PasswordHash) > 0 {
+		hash = u.PasswordHash
+	}
+	_, err := ap.tx.Exec(ap.ctx, `INSERT INTO users (account_id, id, username, email, first_name, last_name,
+		status, deleted, password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (account_id, username) DO UPDATE SET id = excluded.id, email = excluded.email,
+		first_name = excluded.first_name, last_name = excluded.last_name, status = excluded.status,
+		deleted = excluded.deleted, password_hash = COALESCE(excluded.password_hash, users.password_hash)`,
+		ap.account, id, u.Username, u.Email, u.FirstName, u.LastName, status, u.Deleted, hash)
+	if err != nil {
+		return fmt.Errorf("upsert user %q: %w", u.Username, err)
+	}
+	return nil
+}
+
+func (ap *applier) applyFields(kind string, fields []core.Field) error {
+	for _, f := range fields {
+		f.Kind = kind
+		var curKind, curType, curList string
+		if f.ID == 0 {
+			err := ap.tx.QueryRow(ap.ctx, `SELECT id FROM fields WHERE account_id = $1 AND kind = $2 AND label = $3
+				ORDER BY id LIMIT 1`, ap.account, kind, f.Label).Scan(&f.ID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				err = ap.tx.QueryRow(ap.ctx, "SELECT COALESCE(MAX(id), 0) + 1 FROM fields WHERE account_id = $1",
+					ap.account).Scan(&f.ID)
+			}
+			if err != nil {
+				return fmt.Errorf("field %s %q: %w", kind, f.Label, err)
+			}
+		}
+		err := ap.tx.QueryRow(ap.ctx, "SELECT kind, type, list_type FROM fields WHERE account_id = $1 AND id = $2",
+			ap.account, f.ID).Scan(&curKind, &curType, &curList)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("field %d: %w", f.ID, err)
+		case curKind != kind:
+			return core.Invalid(f.Name(), "field id already used by kind "+curKind)
+		case curType != string(f.Type) && (searchable(core.FieldType(curType)) || searchable(f.Type)):
+			ap.reindex[kind] = true
+		}
+		if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,
+			required, sort, help, default_value, max_size, list_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT (account_id, id) DO UPDATE SET label = excluded.label, type = excluded.type,
+			special_purpose = excluded.special_purpose, required = excluded.required, sort = excluded.sort,
+			help = excluded.help, default_value = excluded.default_value, max_size = excluded.max_size,
+			list_type = excluded.list_type`,
+			ap.account, f.ID, kind, f.Label, string(f.Type), f.SpecialPurpose, f.Required, f.Sort, f.Help,
+			f.DefaultValue, f.MaxSize, f.ListType); err != nil {
+			return fmt.Errorf("upsert field %d: %w", f.ID, err)
+		}
+		for _, o := range f.Options {
+			if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO field_options (account_id, field_id, value, label,
+				descr, sort, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (account_id, field_id, value) DO UPDATE SET label = excluded.label, descr = excluded.descr,
+				sort = excluded.sort, is_default = excluded.is_default`,
+				ap.account, f.ID, o.Value, o.Label, o.Desc, o.Sort, o.Default); err != nil {
+				return fmt.Errorf("upsert option %d of field %d: %w", o.Value, f.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (ap *applier) user(what, username string) (int64, error) {
+	id, ok := ap.users[username]
+	if !ok {
+		return 0, core.Invalid(what, "unknown username "+strconv.Quote(username))
+	}
+	return id, nil
+}
+
+func (ap *applier) kind(what, kind string) error {
+	ok, err := kindExists(ap.ctx, ap.tx, ap.account, kind)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !ok {
+		return core.Invalid(what, "unknown kind "+strconv.Quote(kind))
+	}
+	return nil
+}
+
+func (ap *applier) applyView(v core.ViewSpec) error {
+	what := "views." + strconv.FormatInt(v.ID, 10)
+	if v.ID <= 0 {
+		return core.Invalid(what, "id must be positive")
+	}
+	if err := ap.kind(what, v.Kind); err != nil {
+		return err
+	}
+	by, err := ap.user(what+".created_by", v.CreatedByUsername)
+	if err != nil {
+		return err
+	}
+	if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO views (account_id, id, kind, name, description, created_by,
+		conditions) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (account_id, id) DO UPDATE SET kind = excluded.kind, name = excluded.name,
+		description = excluded.description, created_by = excluded.created_by, conditions = excluded.conditions`,
+		ap.account, v.ID, v.Kind, v.Name, v.Description, by, v.Conditions); err != nil {
+		return fmt.Errorf("upsert view %d: %w", v.ID, err)
+	}
+	return nil
+}
+
+func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
+	what := "records." + r.Kind + "-" + strconv.FormatInt(r.ID, 10)
+	if r.ID <= 0 {
+		return core.Invalid(what, "id must be positive")
+	}
+	if err := ap.kind(what, r.Kind); err != nil {
+		return err
+	}
+	by, err := ap.user(what+".created_by", r.CreatedByUsername)
+	if err != nil {
+		return err
+	}
+	ids, ok := ap.fields[r.Kind]
+	if !ok {
+		fields, err := loadFields(ap.ctx, ap.tx, ap.account, r.Kind)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		ids = map[int64]bool{}
+		for _, f := range fields {
+			ids[f.ID] = true
+		}
+		ap.fields[r.Kind] = ids
+	}
+	for fid := range r.Values {
+		if !ids[fid] {
+			return core.Invalid(what, "unknown field field_"+strconv.FormatInt(fid, 10)+" of kind "+r.Kind)
+		}
+	}
+	vals := cleanValues(r.Values)
+	enc, err := encodeValues(vals)
+	if err != nil {
+		return err
+	}
+	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, "SELECT "+recordCols+
+		" FROM records WHERE account_id = $1 AND kind = $2 AND id = $3", ap.account, r.Kind, r.ID))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		created := r.CreatedTime
+		if created == 0 {
+			created = now
+		}
+		rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
+			LastUpdatedTime: created, LastUpdatedBy: by}
+		if err := insertRecord(ap.ctx, ap.tx, ap.account, rec, enc); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES ($1, $2, $3)
+			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = GREATEST(counters.last_id, excluded.last_id)`,
+			ap.account, r.Kind, r.ID); err != nil {
+			return fmt.Errorf("%s: raise id counter: %w", what, err)
+		}
+		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, nil, vals)
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	created := cur.CreatedTime
+	if r.CreatedTime != 0 {
+		created = r.CreatedTime
+	}
+	if maps.Equal(cur.Values, vals) {
+		if created != cur.CreatedTime || by != cur.CreatedBy {
+			if _, err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
+				WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		return nil
+	}
+	if _, err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
+		last_updated_time = $3, last_updated_by = $4, vals = $5::text::jsonb WHERE account_id = $6 AND kind = $7 AND id = $8`,
+		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, cur.Values, vals)
+}
+
+func (ap *applier) applyRelationship(r core.RelationshipSpec) error {
+	what := fmt.Sprintf("relationships.%s-%d->%s-%d", r.FromKind, r.FromID, r.ToKind, r.ToID)
+	if r.Type != "parent" && r.Type != "related" {
+		return core.Invalid(what, "type must be parent or related, not "+strconv.Quote(r.Type))
+	}
+	if r.FromKind == r.ToKind && r.FromID == r.ToID {
+		return core.Invalid(what, "a record cannot be related to itself")
+	}
+	for _, end := range []struct {
+		kind string
+		id   int64
+	}{{r.FromKind, r.FromID}, {r.ToKind, r.ToID}} {
+		var ok bool
+		if err := ap.tx.QueryRow(ap.ctx, `SELECT EXISTS (SELECT 1 FROM records WHERE account_id = $1 AND kind = $2
+			AND id = $3)`, ap.account, end.kind, end.id).Scan(&ok); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if !ok {
+			return core.Invalid(what, fmt.Sprintf("unknown record %s %d", end.kind, end.id))
+		}
+	}
+	if r.Type == "related" && (r.ToKind < r.FromKind || r.ToKind == r.FromKind && r.ToID < r.FromID) {
+		r.FromKind, r.FromID, r.ToKind, r.ToID = r.ToKind, r.ToID, r.FromKind, r.FromID
+	}
+	if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO relationships (account_id, from_kind, from_id,
+		to_kind, to_id, type) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		ap.account, r.FromKind, r.FromID, r.ToKind, r.ToID, r.Type); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

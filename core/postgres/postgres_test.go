@@ -1,0 +1,34 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/postgres"
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/core/storetest"
+)
+
+// TestMain stops the package's private PostgreSQL server (started by the first test that needs it).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// openFresh opens a store on a new, empty database of the shared test server.
+func openFresh(t testing.TB) *postgres.Store {
+	t.Helper()
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	st, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return st
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) core.Store { return openFresh(t) })
+}

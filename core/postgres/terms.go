@@ -1,0 +1,158 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reqgate/reqgate/core"
+)
+
+// The terms table makes field conditions index lookups, exactly as in core/sqlite: per record and searchable
+// field, the terms a condition field_<n>=<value> matches: each selected option of a picklist (user picklists
+// included), and the lower-cased value of a Textbox when it is alphanumeric.
+
+// terms returns the index terms of one stored value of a field of type t.
+func terms(t core.FieldType, value string) []string {
+	if value == "" {
+		return nil
+	}
+	switch t {
+	case core.TypePickOne:
+		return []string{value}
+	case core.TypePickMultiple:
+		ids := core.SplitIDs(value)
+		out := make([]string, len(ids))
+		for i, n := range ids {
+			out[i] = strconv.FormatInt(n, 10)
+		}
+		return out
+	case core.TypeTextbox:
+		if !alnum(value) {
+			return nil
+		}
+		return []string{strings.ToLower(value)}
+	}
+	return nil
+}
+
+// searchTerm is the term a field condition looks up.
+func searchTerm(t core.FieldType, c core.Condition) string {
+	if t == core.TypeTextbox {
+		return strings.ToLower(c.Value)
+	}
+	return strconv.FormatInt(c.Int, 10)
+}
+
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func searchable(t core.FieldType) bool {
+	return t == core.TypePickOne || t == core.TypePickMultiple || t == core.TypeTextbox
+}
+
+// searchableFields returns the types of the searchable fields of a kind, by field id.
+func searchableFields(ctx context.Context, q querier, accountID int64, kind string) (map[int64]core.FieldType, error) {
+	rows, err := q.Query(ctx, `SELECT id, type FROM fields WHERE account_id = $1 AND kind = $2
+		AND type IN ($3, $4, $5)`, accountID, kind,
+		string(core.TypePickOne), string(core.TypePickMultiple), string(core.TypeTextbox))
+	if err != nil {
+		return nil, fmt.Errorf("searchable fields: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]core.FieldType{}
+	for rows.Next() {
+		var id int64
+		var t string
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, fmt.Errorf("searchable fields: %w", err)
+		}
+		out[id] = core.FieldType(t)
+	}
+	return out, rows.Err()
+}
+
+// reindex rewrites the terms of the searchable fields whose value differs between old and new (old nil: a new
+// record).
+func reindex(ctx context.Context, tx pgx.Tx, accountID int64, kind string, id int64, old, new map[int64]string) error {
+	types, err := searchableFields(ctx, tx, accountID, kind)
+	if err != nil {
+		return err
+	}
+	for fid, t := range types {
+		if old[fid] == new[fid] {
+			continue
+		}
+		if old != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM terms WHERE account_id = $1 AND kind = $2 AND record_id = $3
+				AND field_id = $4`, accountID, kind, id, fid); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+		}
+		for _, term := range terms(t, new[fid]) {
+			if _, err := tx.Exec(ctx, `INSERT INTO terms (account_id, kind, field_id, term, record_id)
+				VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, accountID, kind, fid, term, id); err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// reindexKind rebuilds the terms of every record of a kind (after its field definitions changed type, or
+// after an import).
+func reindexKind(ctx context.Context, tx pgx.Tx, accountID int64, kind string) error {
+	if _, err := tx.Exec(ctx, "DELETE FROM terms WHERE account_id = $1 AND kind = $2", accountID, kind); err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	types, err := searchableFields(ctx, tx, accountID, kind)
+	if err != nil || len(types) == 0 {
+		return err
+	}
+	rows, err := tx.Query(ctx, "SELECT id, vals::text FROM records WHERE account_id = $1 AND kind = $2", accountID, kind)
+	if err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	var all [][]any
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			rows.Close()
+			return fmt.Errorf("reindex %s: %w", kind, err)
+		}
+		vals, err := decodeValues(s)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("reindex %s: %w", kind, err)
+		}
+		for fid, t := range types {
+			seen := map[string]bool{}
+			for _, term := range terms(t, vals[fid]) {
+				if !seen[term] {
+					seen[term] = true
+					all = append(all, []any{accountID, kind, fid, term, id})
+				}
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"terms"}, []string{"account_id", "kind", "field_id", "term", "record_id"},
+		pgx.CopyFromRows(all)); err != nil {
+		return fmt.Errorf("reindex %s: %w", kind, err)
+	}
+	return nil
+}
