@@ -95,7 +95,6 @@ type Limiter struct {
 	held     map[string]int // requests held per key
 	shaping  bool           // some rule has MaxDelay > 0
 	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
-	closeRdb bool
 }
 
 // Fallback modes.
@@ -109,7 +108,7 @@ const (
 func New(opt Options) (*Limiter, error) {
 	l := &Limiter{onError: opt.OnRedisError, timeout: opt.RedisTimeout, backoff: opt.RedisBackoff,
 		maxHeld: opt.MaxHeld, status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(),
-		held: make(map[string]int), overrides: make(map[string][]*rule)}
+		held: make(map[string]int)}
 	if l.onError == "" {
 		l.onError = OnErrorLocal
 	}
@@ -150,46 +149,16 @@ func New(opt Options) (*Limiter, error) {
 	if replicas < 0 {
 		return nil, fmt.Errorf("local replicas %d: must be at least 1", replicas)
 	}
-	byName := make(map[string]int)
-	var items []string
-	for _, p := range opt.Policies {
-		r, err := newRule(p, replicas)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := byName[p.Name]; dup {
-			return nil, fmt.Errorf("policy %q: defined twice", p.Name)
-		}
-		byName[p.Name] = len(l.rules)
-		l.rules = append(l.rules, r)
-		items = append(items, r.header)
+	var err error
+	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, replicas); err != nil {
+		return nil, err
+	}
+	items := make([]string, len(l.rules))
+	for i, r := range l.rules {
+		items[i] = r.header
 		l.shaping = l.shaping || r.maxDelay > 0
 	}
 	l.policyAll = strings.Join(items, ", ")
-	seen := make(map[[2]string]bool)
-	for _, o := range opt.Overrides {
-		i, ok := byName[o.Policy]
-		if !ok {
-			return nil, fmt.Errorf("override for api_key %q: unknown policy %q", o.APIKey, o.Policy)
-		}
-		if o.APIKey == "" {
-			return nil, fmt.Errorf("override of policy %q: api_key is empty", o.Policy)
-		}
-		if seen[[2]string{o.APIKey, o.Policy}] {
-			return nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
-		}
-		seen[[2]string{o.APIKey, o.Policy}] = true
-		r, err := l.rules[i].withOverride(o, replicas)
-		if err != nil {
-			return nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
-		}
-		rs, ok := l.overrides[o.APIKey]
-		if !ok {
-			rs = append([]*rule(nil), l.rules...)
-		}
-		rs[i] = r
-		l.overrides[o.APIKey] = rs
-	}
 	if opt.Redis != nil {
 		l.redis = &redisStore{rdb: opt.Redis}
 		if !opt.NoAutoPipeline {
@@ -206,28 +175,6 @@ func New(opt Options) (*Limiter, error) {
 		redisUp.Set(1)
 	}
 	return l, nil
-}
-
-// RedisOptions parses a redis:// URL into client options suited to the limiter: deadlines from the context reach
-// the socket, one retry at most, and short dial and pool waits, so a failing Redis costs a request RedisTimeout
-// at most.
-func RedisOptions(url string) (*redis.Options, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("parse redis url: %w", err)
-	}
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = 1
-	if o.DialTimeout > time.Second || o.DialTimeout == 0 {
-		o.DialTimeout = time.Second
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = time.Second
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = time.Second
-	}
-	return o, nil
 }
 
 // RejectStatus is the HTTP status to send with a rejection (429 or 503).
@@ -363,64 +310,4 @@ func (p params) shaped(on bool) params {
 		p.maxDelay = 0
 	}
 	return p
-}
-
-// useRedis reports whether to call Redis: always while it is up; while it is down, for one caller per back-off.
-func (l *Limiter) useRedis() bool {
-	if !l.down.Load() {
-		return true
-	}
-	at := l.probeAt.Load()
-	now := time.Now().UnixNano()
-	return now >= at && l.probeAt.CompareAndSwap(at, now+int64(l.backoff))
-}
-
-func (l *Limiter) markDown(err error) {
-	redisErrors.Inc()
-	l.probeAt.Store(time.Now().UnixNano() + int64(l.backoff))
-	if l.down.CompareAndSwap(false, true) {
-		redisUp.Set(0)
-		switchToFallback.Inc()
-		l.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", l.onError,
-			"retry_in", l.backoff, "err", err)
-	}
-}
-
-func (l *Limiter) markUp() {
-	if l.down.Load() && l.down.CompareAndSwap(true, false) {
-		redisUp.Set(1)
-		switchToRedis.Inc()
-		l.log.Info("ratelimit: Redis is back, shared limits restored")
-	}
-}
-
-// acquire takes a held-request ticket on every shaping key; false (nothing taken) when any is at MaxHeld.
-func (l *Limiter) acquire(rules []*rule, keys []string) bool {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	for i, r := range rules {
-		if r.maxDelay > 0 && l.held[keys[i]] >= l.maxHeld {
-			return false
-		}
-	}
-	for i, r := range rules {
-		if r.maxDelay > 0 {
-			l.held[keys[i]]++
-		}
-	}
-	return true
-}
-
-func (l *Limiter) release(rules []*rule, keys []string) {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	for i, r := range rules {
-		if r.maxDelay > 0 {
-			if n := l.held[keys[i]] - 1; n > 0 {
-				l.held[keys[i]] = n
-			} else {
-				delete(l.held, keys[i])
-			}
-		}
-	}
 }

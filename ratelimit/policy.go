@@ -90,6 +90,50 @@ func newRule(p Policy, replicas int) (*rule, error) {
 	return r, nil
 }
 
+// compile validates the policies and overrides and returns the rules, and per api_key with overrides the full
+// rule list with that key's overrides in place.
+func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, map[string][]*rule, error) {
+	var rules []*rule
+	byName := make(map[string]int)
+	for _, p := range policies {
+		r, err := newRule(p, replicas)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := byName[p.Name]; dup {
+			return nil, nil, fmt.Errorf("policy %q: defined twice", p.Name)
+		}
+		byName[p.Name] = len(rules)
+		rules = append(rules, r)
+	}
+	byKey := make(map[string][]*rule)
+	seen := make(map[[2]string]bool)
+	for _, o := range overrides {
+		i, ok := byName[o.Policy]
+		if !ok {
+			return nil, nil, fmt.Errorf("override for api_key %q: unknown policy %q", o.APIKey, o.Policy)
+		}
+		if o.APIKey == "" {
+			return nil, nil, fmt.Errorf("override of policy %q: api_key is empty", o.Policy)
+		}
+		if seen[[2]string{o.APIKey, o.Policy}] {
+			return nil, nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
+		}
+		seen[[2]string{o.APIKey, o.Policy}] = true
+		r, err := rules[i].withOverride(o, replicas)
+		if err != nil {
+			return nil, nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
+		}
+		rs, ok := byKey[o.APIKey]
+		if !ok {
+			rs = append([]*rule(nil), rules...)
+		}
+		rs[i] = r
+		byKey[o.APIKey] = rs
+	}
+	return rules, byKey, nil
+}
+
 // withOverride returns a copy of r with the numbers of o.
 func (r *rule) withOverride(o Override, replicas int) (*rule, error) {
 	return newRule(Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst,
