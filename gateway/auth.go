@@ -38,8 +38,14 @@ type credentials struct {
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
 	c := &credentials{ttl: ttl, now: now, m: make(map[[32]byte]time.Time)}
 	_, _ = rand.Read(c.key[:])
-	c.macs.New = func() any { return hmac.New(sha256.New, c.key[:]) }
+	c.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, c.key[:])} }
 	return c
+}
+
+// macState is a pooled HMAC with a decode buffer, so parsing a credential allocates nothing but the user name.
+type macState struct {
+	mac hash.Hash
+	buf [512]byte
 }
 
 // parse reads the Authorization header of a request for apiKey. A missing or malformed header gives a
@@ -49,25 +55,25 @@ func (c *credentials) parse(auth []byte, apiKey string) credential {
 	if len(auth) <= len(prefix) || !bytes.EqualFold(auth[:len(prefix)], []byte(prefix)) || len(auth) > 4096 {
 		return credential{}
 	}
-	var buf [512]byte
+	st := c.macs.Get().(*macState)
+	defer c.macs.Put(st)
 	enc := bytes.TrimSpace(auth[len(prefix):])
-	n := base64.StdEncoding.DecodedLen(len(enc))
-	dec := buf[:0]
-	if n > len(buf) {
-		dec = make([]byte, 0, n)
+	dec := st.buf[:]
+	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(dec) {
+		dec = make([]byte, n)
 	}
-	dec = dec[:n]
 	n, err := base64.StdEncoding.Decode(dec, enc)
 	if err != nil {
 		return credential{}
 	}
 	dec = dec[:n]
+	defer clear(dec)
 	i := bytes.IndexByte(dec, ':')
 	if i < 0 {
 		return credential{}
 	}
 	user, pass := dec[:i], dec[i+1:]
-	m := c.macs.Get().(hash.Hash)
+	m := st.mac
 	m.Reset()
 	var l [4]byte
 	for _, part := range [][]byte{[]byte(apiKey), user, pass} {
@@ -77,8 +83,6 @@ func (c *credentials) parse(auth []byte, apiKey string) credential {
 	}
 	cr := credential{present: true, user: string(user)}
 	m.Sum(cr.digest[:0])
-	c.macs.Put(m)
-	clear(dec)
 	return cr
 }
 

@@ -36,6 +36,7 @@ type exchange struct {
 	coreStatus int    // status the core gave this caller's own request, 0 when it was not asked
 	upstream   time.Duration
 	extra      []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
+	extraBuf   [4]cache.Header
 }
 
 // addHeader queues a response header that must survive whatever the upstream answer replaces.
@@ -45,6 +46,7 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}}
+	x.extra = x.extraBuf[:0]
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()

@@ -27,7 +27,7 @@ type requestLabels struct {
 
 var (
 	requestCounters sync.Map // requestLabels -> *metrics.Counter
-	histograms      sync.Map // name -> *metrics.PrometheusHistogram
+	histograms      sync.Map // histogramKey -> *metrics.PrometheusHistogram
 )
 
 // countRequest increments reqgate_gateway_requests_total{route,code,cache}; the counters are looked up by a
@@ -46,9 +46,14 @@ func countRequest(r route.Class, code int, cache string) {
 	c.(*metrics.Counter).Inc()
 }
 
+type histogramKey struct {
+	what string
+	r    route.Class
+}
+
 // histogram returns reqgate_gateway_<what>_seconds{route} (Prometheus buckets, for histogram_quantile).
 func histogram(what string, r route.Class) *metrics.PrometheusHistogram {
-	key := what + "\x00" + string(r)
+	key := histogramKey{what, r}
 	if h, ok := histograms.Load(key); ok {
 		return h.(*metrics.PrometheusHistogram)
 	}

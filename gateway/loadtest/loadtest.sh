@@ -24,31 +24,39 @@ AUTH="Authorization: Basic $(printf demo:demo | base64)"
 go build -o "$TMP/reqgate" ./cmd/reqgate
 go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
 "$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
-  --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!)
+  --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!); CORE_PID=$!
 "$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
-  --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!)
+  --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!); GW_PID=$!
 for addr in "$CORE" "$GW"; do
   for _ in $(seq 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 done
-"$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!)
+"$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
 # Verify the credential at the gateway and fill its cache.
 for _ in 1 2 3; do curl -sf -u demo:demo "http://$GW$PATH_" >/dev/null; done
 [ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$GW$PATH_")" = HIT ] || { echo "gateway does not hit"; exit 1; }
 
-run() { # name conns url [header]
-  local name=$1 conns=$2 url=$3; shift 3
-  local out; out=$(wrk -t"$(( conns < 2 ? 1 : 2 ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
-  local rps p50 p99
+# cpu_ticks PID...: user+system CPU ticks of the processes so far (1/100 s each).
+cpu_ticks() { local t=0 p; for p in "$@"; do t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
+
+run() { # name conns url "pids serving" [wrk args]
+  local name=$1 conns=$2 url=$3 pids=$4; shift 4
+  local before after out
+  before=$(cpu_ticks $pids)
+  out=$(wrk -t"$(( conns < 2 ? 1 : 2 ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
+  after=$(cpu_ticks $pids)
+  local rps p50 p99 n per
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  per=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { if (t > 0) printf "%.0f", n / (t / 100); else print "-" }')
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
-  printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %s\n' "$name" "$conns" "$rps" "$p50" "$p99"
+  printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
 }
 echo "wrk -t2 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
-run core    64 "http://$CORE$PATH_"
-run hit     64 "http://$GW$PATH_"
-run ceiling 64 "http://$CEIL$PATH_"
-run core     1 "http://$CORE$PATH_"
-run miss     1 "http://$GW$PATH_" -H "Cache-Control: no-cache"
-run hit      1 "http://$GW$PATH_"
+run core    64 "http://$CORE$PATH_" "$CORE_PID"
+run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
+run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"
+run core     1 "http://$CORE$PATH_" "$CORE_PID"
+run miss     1 "http://$GW$PATH_"   "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
+run hit      1 "http://$GW$PATH_"   "$GW_PID $CORE_PID"

@@ -140,10 +140,14 @@ func cutScheme(s string) (string, bool) {
 }
 
 func segments(p string) (segs []string, trailing bool, err error) {
-	parts := strings.Split(p[1:], "/")
-	for i, part := range parts {
+	segs = make([]string, 0, 8)
+	rest := p[1:]
+	for more := true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, "/")
+		last := !more
 		if part == "" {
-			if i == len(parts)-1 && len(segs) > 0 {
+			if last && len(segs) > 0 {
 				trailing = true
 			}
 			continue
@@ -160,13 +164,13 @@ func segments(p string) (segs []string, trailing bool, err error) {
 		trailing = false
 		switch seg {
 		case ".":
-			trailing = i == len(parts)-1 && len(segs) > 0
+			trailing = last && len(segs) > 0
 			continue
 		case "..":
 			if len(segs) > 0 {
 				segs = segs[:len(segs)-1]
 			}
-			trailing = i == len(parts)-1 && len(segs) > 0
+			trailing = last && len(segs) > 0
 			continue
 		}
 		if len(segs) == MaxSegments {
