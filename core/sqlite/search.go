@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,9 +67,13 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 		return nil, err
 	}
 
+	conds, err = bySelectivity(ctx, s.r, accountID, kind, types, conds)
+	if err != nil {
+		return nil, err
+	}
 	var where strings.Builder
 	args := []any{titlePath, accountID, kind}
-	deleted := false
+	deleted, listed := false, false
 	for _, c := range conds {
 		switch c.Attr {
 		case "created_time", "last_updated_time", "deleted_time":
@@ -86,9 +91,17 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			if !ok || !searchable(t) || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
-			where.WriteString(` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = r.account_id
-				AND t.kind = r.kind AND t.field_id = ? AND t.term = ?)`)
-			args = append(args, c.FieldID, searchTerm(t, c))
+			if !listed {
+				// The first field condition is an id list, built once, that can drive the search.
+				where.WriteString(` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = ?
+					AND t.kind = ? AND t.field_id = ? AND t.term = ?)`)
+				listed = true
+			} else {
+				// Further ones are point lookups per candidate: building their lists could cost far more.
+				where.WriteString(` AND EXISTS (SELECT 1 FROM terms t WHERE t.account_id = ? AND t.kind = ?
+					AND t.field_id = ? AND t.term = ? AND t.record_id = r.id)`)
+			}
+			args = append(args, accountID, kind, c.FieldID, searchTerm(t, c))
 		}
 	}
 	if deleted {
@@ -99,6 +112,48 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 	q := "SELECT " + summaryCols + ", COALESCE(json_extract(r.vals, ?), '') FROM records r" +
 		" WHERE r.account_id = ? AND r.kind = ?" + where.String() + " ORDER BY r.id"
 	return querySummaries(ctx, s.r, q, args...)
+}
+
+// estimateCap bounds the work of estimating how many records a field condition matches.
+const estimateCap = 2000
+
+// bySelectivity returns conds with the field conditions ordered by how many records they match (counted up to
+// estimateCap), fewest first, so the id list that drives the search is the shortest one.
+func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string, types map[int64]core.FieldType,
+	conds []core.Condition) ([]core.Condition, error) {
+	var fields, rest []core.Condition
+	for _, c := range conds {
+		if strings.HasPrefix(c.Attr, "field_") {
+			fields = append(fields, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if len(fields) < 2 {
+		return conds, nil
+	}
+	count := make(map[int]int, len(fields))
+	for i, c := range fields {
+		t, ok := types[c.FieldID]
+		if !ok {
+			continue // reported by the caller
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM terms WHERE account_id = ? AND kind = ?
+			AND field_id = ? AND term = ? LIMIT ?)`, accountID, kind, c.FieldID, searchTerm(t, c), estimateCap).Scan(&n); err != nil {
+			return nil, err
+		}
+		count[i] = n
+	}
+	idx := make([]int, len(fields))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return count[a] - count[b] })
+	for _, i := range idx {
+		rest = append(rest, fields[i])
+	}
+	return rest, nil
 }
 
 func querySummaries(ctx context.Context, db *sql.DB, q string, args ...any) ([]core.Summary, error) {
