@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/sqlite"
 )
 
@@ -16,10 +18,15 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// openStore opens the store a --db value names and applies its migrations.
+// openStore opens the store a --db value names and applies its migrations: a postgres:// URL opens
+// core/postgres, anything else is the path of a SQLite file.
 func openStore(ctx context.Context, dsn string) (core.Store, error) {
 	if isPostgres(dsn) {
-		return nil, errors.New("store: PostgreSQL is not supported yet")
+		st, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, err // names the database without its password
+		}
+		return st, nil
 	}
 	st, err := sqlite.Open(ctx, dsn)
 	if err != nil {
@@ -28,7 +35,158 @@ func openStore(ctx context.Context, dsn string) (core.Store, error) {
 	return st, nil
 }
 
+const storeUsage = `Usage:
+  reqgate store migrate --db DSN
+      Apply the store's migrations and exit (a PostgreSQL URL or a SQLite file path).
+  reqgate store copy --from DSN --to DSN [--account KEY ...] [--replace]
+      Copy accounts (all of them by default) from one store to another, e.g. from the embedded SQLite
+      file to PostgreSQL: users with their password hashes, objects, fields, views, records (deleted ones
+      too, with versions and times), field history, relationships and id counters. Each account is
+      written in one transaction: all of it or nothing. An account the target already holds is refused
+      unless --replace is given, which replaces it in that same transaction.
+`
+
+// accountList collects repeated --account flags (a comma-separated value also works).
+type accountList []string
+
+func (a *accountList) String() string { return strings.Join(*a, ",") }
+
+func (a *accountList) Set(v string) error {
+	for k := range strings.SplitSeq(v, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			*a = append(*a, k)
+		}
+	}
+	return nil
+}
+
+// runStoreCommand runs `reqgate store migrate|copy`.
 func runStoreCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "reqgate store: not implemented yet")
-	return 2
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		out := stderr
+		if len(args) > 0 {
+			out = stdout
+		}
+		fmt.Fprint(out, storeUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	fs := flag.NewFlagSet("reqgate store "+args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		db, from, to string
+		replace      bool
+		keys         accountList
+	)
+	switch args[0] {
+	case "migrate":
+		fs.StringVar(&db, "db", "", "store to migrate")
+	case "copy":
+		fs.StringVar(&from, "from", "", "source store")
+		fs.StringVar(&to, "to", "", "target store")
+		fs.Var(&keys, "account", "api_key of an account to copy (repeatable; default: all)")
+		fs.BoolVar(&replace, "replace", false, "replace accounts the target already holds")
+	default:
+		fmt.Fprintf(stderr, "reqgate store: unknown subcommand %q\n\n%s", args[0], storeUsage)
+		return 2
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, storeUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "reqgate store %s: %v\n\n%s", args[0], err, storeUsage)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "reqgate store %s: unexpected argument %q\n", args[0], fs.Arg(0))
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "migrate":
+		if db == "" {
+			fmt.Fprintln(stderr, "reqgate store migrate: --db is required")
+			return 2
+		}
+		err = storeMigrate(ctx, db, stdout)
+	case "copy":
+		if from == "" || to == "" {
+			fmt.Fprintln(stderr, "reqgate store copy: --from and --to are required")
+			return 2
+		}
+		if from == to {
+			fmt.Fprintln(stderr, "reqgate store copy: --from and --to name the same store")
+			return 2
+		}
+		err = storeCopy(ctx, from, to, keys, replace, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reqgate store %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// storeMigrate opens (and so migrates) the store, then closes it.
+func storeMigrate(ctx context.Context, dsn string, stdout io.Writer) error {
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "store migrated")
+	return nil
+}
+
+// storeCopy copies the accounts keys (all when empty) from one store to the other, one transaction per
+// account, and stops at the first failure (accounts copied before it stay copied).
+func storeCopy(ctx context.Context, from, to string, keys []string, replace bool, stdout io.Writer) error {
+	src, err := openStore(ctx, from)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	defer src.Close()
+	exp, ok := src.(core.Exporter)
+	if !ok {
+		return fmt.Errorf("source store %T cannot export accounts", src)
+	}
+	dst, err := openStore(ctx, to)
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	defer dst.Close()
+	imp, ok := dst.(core.Importer)
+	if !ok {
+		return fmt.Errorf("target store %T cannot import accounts (copy into PostgreSQL)", dst)
+	}
+	if len(keys) == 0 {
+		if keys, err = exp.APIKeys(ctx); err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+	}
+	for _, key := range keys {
+		snap, err := exp.Export(ctx, key)
+		if err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		if err := imp.Import(ctx, snap, replace); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+		deleted := 0
+		for _, r := range snap.Records {
+			if r.DeletedTime != 0 {
+				deleted++
+			}
+		}
+		fmt.Fprintf(stdout, "copied account %q: %d users, %d objects, %d fields, %d views, %d records (%d deleted), "+
+			"%d history entries, %d relationships\n", key, len(snap.Users), len(snap.Objects), len(snap.Fields),
+			len(snap.Views), len(snap.Records), deleted, len(snap.History), len(snap.Relationships))
+	}
+	fmt.Fprintf(stdout, "%d account(s) copied\n", len(keys))
+	return nil
 }

@@ -216,7 +216,7 @@ func (s *Server) DSN(db string) string {
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.seq.Add(1))
-	if err := s.exec("CREATE DATABASE " + name); err != nil {
+	if err := s.exec("CREATE DATABASE " + name + " STRATEGY FILE_COPY"); err != nil {
 		tb.Fatalf("pgtest: create database: %v", err)
 	}
 	tb.Cleanup(func() {
