@@ -147,3 +147,95 @@ func mustDecode(t *testing.T, js []byte, v any) {
 		t.Fatalf("decode %s: %v", js, err)
 	}
 }
+
+// TestRealCoreWrite sends a record written as JSON (translated by JSONToXML, keys in a client's order) to
+// the real core and reads it back as JSON.
+func TestRealCoreWrite(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	do := func(method, path string, body []byte) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, c.URL+path, strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/xml")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, b
+	}
+	res, body := do(http.MethodGet, "/api2/demo/re/field", nil)
+	js, err := XMLToJSON(body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("field list: %d %v", res.StatusCode, err)
+	}
+	var fields struct {
+		RF struct {
+			Fields struct {
+				Field []struct {
+					Name    string `json:"name"`
+					Special string `json:"special_purpose"`
+				} `json:"field"`
+			} `json:"fields"`
+		} `json:"requirement_fields"`
+	}
+	mustDecode(t, js, &fields)
+	title := ""
+	for _, f := range fields.RF.Fields.Field {
+		if f.Special == "title" {
+			title = f.Name
+		}
+	}
+	if title == "" {
+		t.Fatal("no title field in the demo account")
+	}
+	const value = `Export & import <CSV> "quoted" 'single' – 日本 ]]> 02134`
+	in := fmt.Sprintf(`{"requirement":{"fields":{"field":[{"value":%q,"name":%q},{"value":"via JSON","name":"version_comment"}]}}}`,
+		value, title)
+	x, err := JSONToXML([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body = do(http.MethodPost, "/api2/demo/re", x)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("create: status %d\n%s\nsent %s", res.StatusCode, body, x)
+	}
+	loc := res.Header.Get("Location")
+	path := loc[strings.Index(loc, "/api2/"):]
+	res, body = do(http.MethodGet, path, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("read %s: %d", path, res.StatusCode)
+	}
+	js, err = XMLToJSON(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		R struct {
+			Fields struct {
+				Field []struct {
+					Name  string `json:"name"`
+					Value any    `json:"value"`
+				} `json:"field"`
+			} `json:"fields"`
+		} `json:"requirement"`
+	}
+	mustDecode(t, js, &rec)
+	got := map[string]any{}
+	for _, f := range rec.R.Fields.Field {
+		got[f.Name] = f.Value
+	}
+	if got[title] != value {
+		t.Errorf("title read back %q, want %q", got[title], value)
+	}
+	if got["version_comment"] != "via JSON" {
+		t.Errorf("version_comment read back %q", got["version_comment"])
+	}
+}
