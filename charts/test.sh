@@ -82,7 +82,7 @@ expect "$def" \
   '^  minReplicas: 2$' '^  maxReplicas: 10$' '^  maxUnavailable: 1$' \
   '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$' \
   '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
-reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$'
+reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$' 'externalTrafficPolicy'
 # probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
 probe() { grep -A4 -E "^ +$1:\$" "$2" | grep -m1 -Eo 'path: /[a-z]+' | cut -d' ' -f2; }
 # source TEMPLATE FILE: the rendered documents of one template.
@@ -115,7 +115,7 @@ expect "$pr" \
   '^ +- name: REQGATE_DB$' '^ +key: postgres-dsn$' '^ +name: reqgate-secrets$' \
   '^ +- --accounts=/etc/reqgate/accounts/accounts.yaml$' '^ +secretName: reqgate-accounts$' \
   '^  minReplicas: 3$' '^  maxReplicas: 20$' '^  minAvailable: 2$' \
-  '^  type: LoadBalancer$' '^ +seconds: 10$' \
+  '^  type: LoadBalancer$' '^  externalTrafficPolicy: Local$' '^ +seconds: 10$' \
   '^ +reject_status: 503$' '^ +name: per-ip$' '^ +- api_key: acme-7f3a$' \
   '^ +topologyKey: topology.kubernetes.io/zone$' '^ +local_replicas: 4$' \
   '^ +- alert: ReqgateServerErrors$' '^ +- alert: ReqgateRateLimitOnFallback$' \
