@@ -46,7 +46,7 @@ func (l *Limiter) markDown(err error) {
 	redisErrors.Inc()
 	l.probeAt.Store(time.Now().UnixNano() + int64(l.backoff))
 	if l.down.CompareAndSwap(false, true) {
-		redisUp.Set(0)
+		redisUp().Set(0)
 		switchToFallback.Inc()
 		l.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", l.onError,
 			"retry_in", l.backoff, "err", err)
@@ -55,7 +55,7 @@ func (l *Limiter) markDown(err error) {
 
 func (l *Limiter) markUp() {
 	if l.down.Load() && l.down.CompareAndSwap(true, false) {
-		redisUp.Set(1)
+		redisUp().Set(1)
 		switchToRedis.Inc()
 		l.log.Info("ratelimit: Redis is back, shared limits restored")
 	}

@@ -13,9 +13,25 @@ import (
 //	RateLimit: "account";r=12;t=6, "per-ip";r=99;t=1
 //
 // r is the number of requests that would still be admitted at once. t is the number of seconds (rounded up) until
-// the quota is fully restored, or, when r is 0, until the next request fits, so that t never exceeds Retry-After
-// on a rejection caused by that policy. Every matching policy is listed (not only the most restrictive) because
-// every one of them must admit a request.
+// the quota is fully restored, or, when r is 0, until the next request fits, so that t equals Retry-After on a
+// rejection caused by that policy. (With shaping, Retry-After is shorter than t by the policy's max_delay: a
+// request arriving then is admitted after a hold.) Every matching policy is listed, not only the most restrictive,
+// because every one of them must admit a request.
+
+// Headers calls set for each response header of d: RateLimit-Policy and RateLimit when a policy matched (RateLimit
+// only when counts are known), and Retry-After (whole seconds, rounded up, at least 1) when rejected.
+func (d Decision) Headers(set func(name, value string)) {
+	if !d.Limited {
+		return
+	}
+	set("RateLimit-Policy", d.Policy)
+	if d.RateLimit != "" {
+		set("RateLimit", d.RateLimit)
+	}
+	if !d.Allowed {
+		set("Retry-After", strconv.Itoa(RetryAfterSeconds(d.RetryAfter)))
+	}
+}
 
 // policyHeader is the RateLimit-Policy value for the matched rules.
 func (l *Limiter) policyHeader(rules []*rule) string {

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"encoding/xml"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,4 +76,27 @@ func FuzzThrottleXML(f *testing.F) {
 			t.Fatalf("try_again_after %d for %d ns", e.After, ns)
 		}
 	})
+}
+
+func TestDecisionHeaders(t *testing.T) {
+	tests := []struct {
+		name string
+		d    Decision
+		want string
+	}{
+		{"no policy", Decision{Allowed: true}, ""},
+		{"admitted", Decision{Allowed: true, Limited: true, Policy: `"a";q=1;w=1`, RateLimit: `"a";r=0;t=1`},
+			`RateLimit-Policy: "a";q=1;w=1|RateLimit: "a";r=0;t=1|`},
+		{"rejected", Decision{Limited: true, Policy: `"a";q=1;w=1`, RateLimit: `"a";r=0;t=3`, RetryAfter: 2500 * time.Millisecond},
+			`RateLimit-Policy: "a";q=1;w=1|RateLimit: "a";r=0;t=3|Retry-After: 3|`},
+		{"fallback allow: no counts", Decision{Allowed: true, Limited: true, Policy: `"a";q=1;w=1`},
+			`RateLimit-Policy: "a";q=1;w=1|`},
+	}
+	for _, tt := range tests {
+		var got strings.Builder
+		tt.d.Headers(func(k, v string) { got.WriteString(k + ": " + v + "|") })
+		if got.String() != tt.want {
+			t.Errorf("%s: headers %q, want %q", tt.name, got.String(), tt.want)
+		}
+	}
 }

@@ -172,7 +172,7 @@ func New(opt Options) (*Limiter, error) {
 			l.log.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
 				"for its ReadTimeout instead of RedisTimeout", "redis_timeout", l.timeout)
 		}
-		redisUp.Set(1)
+		redisUp().Set(1)
 	}
 	return l, nil
 }

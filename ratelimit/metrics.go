@@ -11,7 +11,10 @@ var (
 	redisErrors      = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_errors_total`)   // failed or slow script calls
 	switchToFallback = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="fallback"}`)
 	switchToRedis    = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="redis"}`)
-	redisUp          = metrics.GetOrCreateGauge(`reqgate_ratelimit_redis_up`, nil) // 1 shared limits, 0 fallback
-	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil)     // requests held for a slot now
+	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil) // requests held for a slot now
 	redisSeconds     = metrics.GetOrCreatePrometheusHistogram(`reqgate_ratelimit_redis_duration_seconds`)
 )
+
+// redisUp is 1 while decisions come from Redis and 0 while on the fallback. It exists only once a Limiter with
+// Redis was created, so that a gateway without Redis does not report a Redis that is down.
+func redisUp() *metrics.Gauge { return metrics.GetOrCreateGauge(`reqgate_ratelimit_redis_up`, nil) }
