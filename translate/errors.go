@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // SyntaxError is malformed JSON given to JSONToXML. The gateway answers it with 400 and the position.
@@ -64,3 +66,16 @@ func HTTPStatus(err error) int {
 	}
 	return 500
 }
+
+// position turns a byte offset into a 1-based line and column (columns count characters).
+func position(in []byte, off int) (line, col int) {
+	if off > len(in) {
+		off = len(in)
+	}
+	line = 1 + bytes.Count(in[:off], []byte("\n"))
+	start := bytes.LastIndexByte(in[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(in[start:off])
+}
+
+// runeName formats r for an error message.
+func runeName(r rune) string { return fmt.Sprintf("U+%04X", r) }
