@@ -1,7 +1,9 @@
-package translate
+package corecheck
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/translate"
 )
 
 // TestRealCoreRoundTrip reads every resource of the demo account from the real core (SQLite store and XML
@@ -39,11 +42,11 @@ func TestRealCoreRoundTrip(t *testing.T) {
 	roots := map[string]int{}
 	check := func(path string, body []byte) []byte {
 		t.Helper()
-		js, err := XMLToJSON(body)
+		js, err := translate.XMLToJSON(body)
 		if err != nil {
 			t.Fatalf("GET %s: XMLToJSON: %v\n%s", path, err, body)
 		}
-		back, err := JSONToXML(js)
+		back, err := translate.JSONToXML(js)
 		if err != nil {
 			t.Fatalf("GET %s: JSONToXML: %v\n%s", path, err, js)
 		}
@@ -58,7 +61,7 @@ func TestRealCoreRoundTrip(t *testing.T) {
 		if d := diff(a, b, ""); d != "" {
 			t.Errorf("GET %s: XML -> JSON -> XML differs at %s\ncore: %s\nback: %s", path, d, body, back)
 		}
-		js2, err := XMLToJSON(back)
+		js2, err := translate.XMLToJSON(back)
 		if err != nil || string(js2) != string(js) {
 			t.Errorf("GET %s: second translation differs: %v\n%s\n%s", path, err, js, js2)
 		}
@@ -172,7 +175,7 @@ func TestRealCoreWrite(t *testing.T) {
 		return res, b
 	}
 	res, body := do(http.MethodGet, "/api2/demo/re/field", nil)
-	js, err := XMLToJSON(body)
+	js, err := translate.XMLToJSON(body)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("field list: %d %v", res.StatusCode, err)
 	}
@@ -199,7 +202,7 @@ func TestRealCoreWrite(t *testing.T) {
 	const value = `Export & import <CSV> "quoted" 'single' – 日本 ]]> 02134`
 	in := fmt.Sprintf(`{"requirement":{"fields":{"field":[{"value":%q,"name":%q},{"value":"via JSON","name":"version_comment"}]}}}`,
 		value, title)
-	x, err := JSONToXML([]byte(in))
+	x, err := translate.JSONToXML([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +216,7 @@ func TestRealCoreWrite(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("read %s: %d", path, res.StatusCode)
 	}
-	js, err = XMLToJSON(body)
+	js, err = translate.XMLToJSON(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,4 +241,107 @@ func TestRealCoreWrite(t *testing.T) {
 	if got["version_comment"] != "via JSON" {
 		t.Errorf("version_comment read back %q", got["version_comment"])
 	}
+}
+
+// cnode is a document as an independent reader (encoding/xml) sees it, reduced to what the mapping promises
+// to keep: names, attributes (as a set), text of elements without children, children in order.
+type cnode struct {
+	Name  string
+	Attrs []string // name=value, sorted
+	Text  string
+	Kids  []*cnode
+}
+
+// canonical reads doc with encoding/xml. Whitespace-only text is dropped in elements with children and in
+// containers of the interface, and white space in attribute values is normalised, as XML readers must.
+func canonical(doc []byte) (*cnode, error) {
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	dec.Strict = true
+	var stack []*cnode
+	var root *cnode
+	name := func(n xml.Name) string {
+		if n.Space != "" {
+			return n.Space + ":" + n.Local
+		}
+		return n.Local
+	}
+	for {
+		tok, err := dec.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			n := &cnode{Name: name(t.Name)}
+			for _, a := range t.Attr {
+				v := strings.Map(func(r rune) rune {
+					if r == '\t' || r == '\n' || r == '\r' {
+						return ' '
+					}
+					return r
+				}, a.Value)
+				n.Attrs = append(n.Attrs, name(a.Name)+"="+v)
+			}
+			sort.Strings(n.Attrs)
+			if len(stack) > 0 {
+				p := stack[len(stack)-1]
+				p.Kids = append(p.Kids, n)
+			} else if root != nil {
+				return nil, fmt.Errorf("second root element")
+			} else {
+				root = n
+			}
+			stack = append(stack, n)
+		case xml.EndElement:
+			if len(stack) == 0 || stack[len(stack)-1].Name != name(t.Name) {
+				return nil, fmt.Errorf("mismatched end tag %s", name(t.Name))
+			}
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			parent := ""
+			if len(stack) > 0 {
+				parent = stack[len(stack)-1].Name
+			}
+			if len(n.Kids) > 0 || (translate.IsContainer(parent, n.Name) && strings.TrimLeft(n.Text, " \t\r\n") == "") {
+				if strings.TrimLeft(n.Text, " \t\r\n") != "" {
+					return nil, fmt.Errorf("mixed content in %s", n.Name)
+				}
+				n.Text = ""
+			}
+		case xml.CharData:
+			if len(stack) > 0 {
+				stack[len(stack)-1].Text += string(t)
+			}
+		case xml.Directive:
+			return nil, fmt.Errorf("directive")
+		}
+	}
+	if root == nil || len(stack) > 0 {
+		return nil, fmt.Errorf("incomplete document")
+	}
+	return root, nil
+}
+
+// diff describes the first difference between two canonical documents ("" when equal).
+func diff(a, b *cnode, path string) string {
+	path += "/" + a.Name
+	switch {
+	case a.Name != b.Name:
+		return fmt.Sprintf("%s: element %q vs %q", path, a.Name, b.Name)
+	case strings.Join(a.Attrs, "\x00") != strings.Join(b.Attrs, "\x00"):
+		return fmt.Sprintf("%s: attributes %q vs %q", path, a.Attrs, b.Attrs)
+	case a.Text != b.Text:
+		return fmt.Sprintf("%s: text %q vs %q", path, a.Text, b.Text)
+	case len(a.Kids) != len(b.Kids):
+		return fmt.Sprintf("%s: %d children vs %d", path, len(a.Kids), len(b.Kids))
+	}
+	for i := range a.Kids {
+		if d := diff(a.Kids[i], b.Kids[i], path); d != "" {
+			return d
+		}
+	}
+	return ""
 }
