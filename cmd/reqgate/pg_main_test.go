@@ -1,0 +1,16 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
+)
+
+// TestMain stops the private PostgreSQL server the PostgreSQL tests of this package share (started by the
+// first of them that needs it).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
