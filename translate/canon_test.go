@@ -80,6 +80,8 @@ func canonical(doc []byte) (*cnode, error) {
 		case xml.CharData:
 			if len(stack) > 0 {
 				stack[len(stack)-1].Text += string(t)
+			} else if strings.Trim(string(t), " \t\r\n") != "" && string(t) != "\uFEFF" {
+				return nil, fmt.Errorf("text outside the root element")
 			}
 		case xml.Directive:
 			return nil, fmt.Errorf("directive")
