@@ -96,30 +96,77 @@ func Parse(raw []byte) (Route, error) {
 	if p == "" || p[0] != '/' {
 		return Route{}, ErrBadPath
 	}
-	segs, trailing, err := segments(p)
-	if err != nil {
-		return Route{}, err
-	}
 	query, err := normQuery(q)
 	if err != nil {
 		return Route{}, err
 	}
 	r := Route{Query: query}
-	var b strings.Builder
-	for _, seg := range segs {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(seg))
+	var segs []string
+	if plainPath(p) {
+		// Already normal: the segments are the path's own substrings and the path is kept as it is.
+		segs = make([]string, 0, 8)
+		for seg := range strings.SplitSeq(p[1:], "/") {
+			if seg != "" {
+				segs = append(segs, seg)
+			}
+		}
+		if len(segs) > MaxSegments {
+			return Route{}, ErrTooLong
+		}
+		r.Path = p
+	} else {
+		var trailing bool
+		segs, trailing, err = segments(p)
+		if err != nil {
+			return Route{}, err
+		}
+		var b strings.Builder
+		for _, seg := range segs {
+			b.WriteByte('/')
+			b.WriteString(url.PathEscape(seg))
+		}
+		if trailing || len(segs) == 0 {
+			b.WriteByte('/')
+		}
+		r.Path = b.String()
 	}
-	if trailing || len(segs) == 0 {
-		b.WriteByte('/')
-	}
-	r.Path = b.String()
 	// Escaping can grow a target; the limits hold for the normalised form too, so it always parses again.
 	if len(r.Path) > MaxPath || len(r.Query) > MaxQuery {
 		return Route{}, ErrTooLong
 	}
 	classify(&r, segs)
 	return r, nil
+}
+
+// plainPath reports whether p is already in normal form: only characters url.PathEscape leaves alone, no
+// empty, "." or ".." segment (a single trailing slash aside).
+func plainPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	prevSlash := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '/':
+			if prevSlash && i > 0 {
+				return false
+			}
+			prevSlash = true
+			continue
+		case c == '.':
+			// "." or ".." as a whole segment.
+			if prevSlash && (i+1 == len(p) || p[i+1] == '/' || p[i+1] == '.' && (i+2 == len(p) || p[i+2] == '/')) {
+				return false
+			}
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-_~$&+:=@", c) >= 0:
+		default:
+			return false
+		}
+		prevSlash = false
+	}
+	return true
 }
 
 // cutScheme strips "http://host" or "https://host" from an absolute-form target.

@@ -1,7 +1,9 @@
 package route
 
 import (
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -101,6 +103,23 @@ func FuzzParse(f *testing.F) {
 		r, err := Parse([]byte(raw))
 		if err != nil {
 			return
+		}
+		if p, _, _ := strings.Cut(raw, "?"); plainPath(p) {
+			// The fast path must give what the general one gives.
+			segs, trailing, err := segments(p)
+			if err != nil {
+				t.Fatalf("plain path %q fails the general parse: %v", p, err)
+			}
+			var b strings.Builder
+			for _, s := range segs {
+				b.WriteString("/" + url.PathEscape(s))
+			}
+			if trailing || len(segs) == 0 {
+				b.WriteString("/")
+			}
+			if b.String() != p {
+				t.Fatalf("plain path %q normalises to %q in general", p, b.String())
+			}
 		}
 		r2, err := Parse([]byte(r.URI()))
 		if err != nil {
