@@ -13,11 +13,16 @@ import (
 // Account returns the account of apiKey, or core.ErrNotFound.
 func (s *Store) Account(ctx context.Context, apiKey string) (core.Account, error) {
 	defer mAccount.UpdateDuration(time.Now())
+	if a, ok := s.cache.account(apiKey); ok {
+		return a, nil
+	}
+	gen := s.cache.generation()
 	a := core.Account{APIKey: apiKey}
 	err := s.r.QueryRowContext(ctx, "SELECT id, name FROM accounts WHERE api_key = ?", apiKey).Scan(&a.ID, &a.Name)
 	if err != nil {
 		return core.Account{}, fmt.Errorf("account %q: %w", apiKey, notFound(err))
 	}
+	s.cache.putAccount(gen, a)
 	return a, nil
 }
 

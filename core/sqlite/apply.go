@@ -31,6 +31,9 @@ func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
 	if p == nil {
 		return nil
 	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	defer s.cache.reset()
 	now := time.Now().Unix()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		for i := range p.Accounts {
@@ -53,9 +56,10 @@ type applier struct {
 	tx      *sql.Tx
 	account int64
 	apiKey  string
-	users   map[string]int64          // username -> id
-	reindex map[string]bool           // kinds whose searchable fields changed type
-	fields  map[string]map[int64]bool // kind -> its field ids, loaded once for the seed records
+	users   map[string]int64                    // username -> id
+	reindex map[string]bool                     // kinds whose searchable fields changed type
+	fields  map[string]map[int64]bool           // kind -> its field ids, loaded once for the seed records
+	types   map[string]map[int64]core.FieldType // kind -> its searchable fields, for the seed records
 }
 
 func applyAccount(ctx context.Context, tx *sql.Tx, a *core.AccountSpec, now int64) error {
@@ -63,7 +67,7 @@ func applyAccount(ctx context.Context, tx *sql.Tx, a *core.AccountSpec, now int6
 		return core.Invalid("api_key", "empty")
 	}
 	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, users: map[string]int64{}, reindex: map[string]bool{},
-		fields: map[string]map[int64]bool{}}
+		fields: map[string]map[int64]bool{}, types: map[string]map[int64]core.FieldType{}}
 	if err := tx.QueryRowContext(ctx, `INSERT INTO accounts (api_key, name) VALUES (?, ?)
 		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, a.APIKey, a.Name).Scan(&ap.account); err != nil {
 		return fmt.Errorf("upsert account: %w", err)
@@ -323,7 +327,9 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 			ids[f.ID] = true
 		}
 		ap.fields[r.Kind] = ids
+		ap.types[r.Kind] = newKindInfo(fields).searchable
 	}
+	types := ap.types[r.Kind]
 	for fid := range r.Values {
 		if !ids[fid] {
 			return core.Invalid(what, "unknown field field_"+strconv.FormatInt(fid, 10)+" of kind "+r.Kind)
@@ -352,7 +358,7 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 			ap.account, r.Kind, r.ID); err != nil {
 			return fmt.Errorf("%s: raise id counter: %w", what, err)
 		}
-		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, nil, vals)
+		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, types, nil, vals)
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -374,7 +380,7 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, cur.Values, vals)
+	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, types, cur.Values, vals)
 }
 
 func (ap *applier) applyRelationship(r core.RelationshipSpec) error {

@@ -30,6 +30,10 @@ func objectUniqueID(apiKey, apiPrefix string) string {
 // Objects returns the built-in kinds (re, ft, uc) then the custom objects ordered by api_prefix.
 func (s *Store) Objects(ctx context.Context, accountID int64) ([]core.Object, error) {
 	defer mObjects.UpdateDuration(time.Now())
+	if os, ok := s.cache.objectList(accountID); ok {
+		return os, nil
+	}
+	gen := s.cache.generation()
 	rows, err := s.r.QueryContext(ctx, `SELECT unique_id, api_prefix, name_singular, name_plural, description,
 		id_prefix, custom FROM objects WHERE account_id = ? ORDER BY `+fmt.Sprintf(kindOrder, "api_prefix"), accountID)
 	if err != nil {
@@ -48,6 +52,7 @@ func (s *Store) Objects(ctx context.Context, accountID int64) ([]core.Object, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("objects: %w", err)
 	}
+	s.cache.putObjects(gen, accountID, os)
 	return os, nil
 }
 
@@ -69,11 +74,11 @@ func kindExists(ctx context.Context, q rowQuerier, accountID int64, kind string)
 // sort, then value. core.ErrNotFound for an unknown kind.
 func (s *Store) Fields(ctx context.Context, accountID int64, kind string) ([]core.Field, error) {
 	defer mFields.UpdateDuration(time.Now())
-	fs, err := loadFields(ctx, s.r, accountID, kind)
+	ki, err := s.kindInfo(ctx, accountID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("fields of %q: %w", kind, err)
 	}
-	return fs, nil
+	return cloneFields(ki.fields), nil
 }
 
 func loadFields(ctx context.Context, q rowQuerier, accountID int64, kind string) ([]core.Field, error) {

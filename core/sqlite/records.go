@@ -74,14 +74,13 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	}
 	rec.Version = 1
 	rec.LastUpdatedTime, rec.LastUpdatedBy, rec.DeletedTime = rec.CreatedTime, rec.CreatedBy, 0
+	s.applyMu.RLock()
+	defer s.applyMu.RUnlock()
+	ki, err := s.kindInfo(ctx, accountID, rec.Kind)
+	if err != nil {
+		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
+	}
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		ok, err := kindExists(ctx, tx, accountID, rec.Kind)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return core.ErrNotFound
-		}
 		if err := tx.QueryRowContext(ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES (?, ?, 1)
 			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = last_id + 1 RETURNING last_id`,
 			accountID, rec.Kind).Scan(&rec.ID); err != nil {
@@ -90,7 +89,7 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 		if err := insertRecord(ctx, tx, accountID, rec, vals); err != nil {
 			return err
 		}
-		return reindex(ctx, tx, accountID, rec.Kind, rec.ID, nil, rec.Values)
+		return reindex(ctx, tx, accountID, rec.Kind, rec.ID, ki.searchable, nil, rec.Values)
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
@@ -125,8 +124,14 @@ func cleanValues(v map[int64]string) map[int64]string {
 // whose sequence number is the version the update produces.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
 	defer mUpdateRecord.UpdateDuration(time.Now())
+	s.applyMu.RLock()
+	defer s.applyMu.RUnlock()
+	ki, err := s.kindInfo(ctx, accountID, kind)
+	if err != nil {
+		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)
+	}
 	var rec core.Record
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		rec, err = scanRecord(tx.QueryRowContext(ctx, "SELECT "+recordCols+
 			" FROM records WHERE account_id = ? AND kind = ? AND id = ?", accountID, kind, id))
@@ -168,7 +173,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 			accountID, kind, id); err != nil {
 			return fmt.Errorf("update record: %w", err)
 		}
-		return reindex(ctx, tx, accountID, kind, id, old, rec.Values)
+		return reindex(ctx, tx, accountID, kind, id, ki.searchable, old, rec.Values)
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)

@@ -35,44 +35,18 @@ func (s *Store) Search(ctx context.Context, accountID int64, kind string, conds 
 }
 
 func (s *Store) search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {
-	ok, err := kindExists(ctx, s.r, accountID, kind)
+	ki, err := s.kindInfo(ctx, accountID, kind)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, core.ErrNotFound
-	}
-	types := map[int64]core.FieldType{}
-	var titlePath any // JSON path of the title value in vals; NULL (no title) when the kind has no title field
-	rows, err := s.r.QueryContext(ctx, `SELECT id, type, special_purpose FROM fields WHERE account_id = ? AND kind = ?
-		ORDER BY sort, id`, accountID, kind)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var id int64
-		var t core.FieldType
-		var sp string
-		if err := rows.Scan(&id, &t, &sp); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		types[id] = t
-		if sp == "title" && titlePath == nil {
-			titlePath = `$."` + strconv.FormatInt(id, 10) + `"`
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+	types := ki.searchable
 
 	conds, err = bySelectivity(ctx, s.r, accountID, kind, types, conds)
 	if err != nil {
 		return nil, err
 	}
 	var where strings.Builder
-	args := []any{titlePath, accountID, kind}
+	args := []any{ki.titlePath, accountID, kind}
 	deleted, listed := false, false
 	for _, c := range conds {
 		switch c.Attr {
@@ -88,7 +62,7 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			args = append(args, c.Int)
 		default:
 			t, ok := types[c.FieldID]
-			if !ok || !searchable(t) || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
+			if !ok || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			if !listed {

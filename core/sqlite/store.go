@@ -10,10 +10,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -28,9 +31,21 @@ const tuning = "&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)"
 
 // Store is a core.Store on one SQLite file. It is safe for concurrent use.
 type Store struct {
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // read-only connections
-	path string
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // read-only connections
+	path  string
+	cache metaCache
+	// applyMu keeps record writes out while Apply runs and empties the cache, so that they never index
+	// values with field definitions Apply has just replaced.
+	applyMu sync.RWMutex
+
+	ckpt  *sql.DB       // the background checkpointer's connection
+	dirty atomic.Bool   // a write committed since the last checkpoint
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the checkpointer has stopped
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ core.Store = (*Store)(nil)
@@ -52,7 +67,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// lose the last commits (never corrupt the file). That is the durability the contract asks for at a
 	// fraction of the cost of synchronous=FULL.
 	w, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"+
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"+tuning+"&_txlock=immediate")
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(20000)"+tuning+
+		"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -80,17 +96,62 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	ckpt, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	ckpt.SetMaxOpenConns(1)
+	s.ckpt, s.stop, s.done = ckpt, make(chan struct{}), make(chan struct{})
+	go s.checkpointer()
 	return s, nil
 }
 
-// Close closes both pools. The WAL is checkpointed by SQLite when the last connection closes.
+// checkpointInterval is how often the checkpointer copies committed WAL pages into the database file.
+const checkpointInterval = 200 * time.Millisecond
+
+// checkpointer runs WAL checkpoints off the request path. A checkpoint fsyncs, which can take milliseconds on
+// a busy disk; done by the writer (SQLite's auto-checkpoint) it would stall the write that crossed the
+// threshold. PASSIVE checkpoints never wait for readers or the writer. The writer's own auto-checkpoint stays
+// on at 20,000 pages (80 MiB) as a bound on the WAL should this goroutine fall behind.
+func (s *Store) checkpointer() {
+	defer close(s.done)
+	t := time.NewTicker(checkpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.dirty.Swap(false) {
+			continue
+		}
+		if _, err := s.ckpt.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+			slog.Warn("sqlite checkpoint", "path", s.path, "err", err)
+		}
+	}
+}
+
+// Close stops the checkpointer and closes the connections; SQLite checkpoints the WAL into the database file
+// when the last one closes. Calling it again returns the first result.
 func (s *Store) Close() error {
-	var errR error
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
+	var errC, errR error
+	if s.ckpt != nil {
+		close(s.stop)
+		<-s.done
+		errC = s.ckpt.Close()
+	}
 	if s.r != nil {
 		errR = s.r.Close()
 	}
 	errW := s.w.Close()
-	if err := errors.Join(errR, errW); err != nil {
+	if err := errors.Join(errC, errR, errW); err != nil {
 		return fmt.Errorf("close sqlite store: %w", err)
 	}
 	return nil
@@ -154,5 +215,6 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.dirty.Store(true)
 	return nil
 }

@@ -110,7 +110,6 @@ CREATE TABLE terms (
 	record_id  INTEGER NOT NULL,
 	PRIMARY KEY (account_id, kind, field_id, term, record_id)
 ) WITHOUT ROWID;
-CREATE INDEX terms_record ON terms (account_id, kind, record_id);
 
 -- history holds one row per changed field per update; seq is the record version the change produced.
 CREATE TABLE history (
