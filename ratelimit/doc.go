@@ -19,8 +19,10 @@
 // Admit runs one script per request (EVALSHA, EVAL after NOSCRIPT) that reads every matching policy's TAT,
 // decides with the time of the Redis server (so replicas share one clock) and writes all TATs only if all admit.
 // Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed. Status runs the same
-// script read-only (EVALSHA_RO) and never counts. The in-process limiter (no Redis) runs the same arithmetic
-// (decide in gcra.go) on the monotonic clock.
+// script read-only (EVALSHA_RO) and never counts. Calls from concurrent requests share round trips through
+// go-redis' autopipeliner unless NoAutoPipeline is set. The in-process limiter (no Redis) runs the same
+// arithmetic (decide in gcra.go) on the monotonic clock. All policies of one request are checked in one script,
+// so their keys must live on one Redis node: use a single Redis (or a primary with replicas), not Redis Cluster.
 //
 // When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
 // fallback of OnRedisError for RedisBackoff (default 1s), then lets one request probe Redis again; the switch and
