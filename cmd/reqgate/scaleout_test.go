@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core/postgres"
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/ratelimit/redistest"
+)
+
+// These tests run reqgate scaled out, as issue 8 describes: several core processes on one PostgreSQL
+// database, and gateways balancing across them with Redis, all real processes on loopback.
+
+const scaleAccounts = `
+accounts:
+  - api_key: scale
+    name: Scale-out test
+    users:
+      - {id: 1, username: writer, password: writer, email: w@scale.test, firstname: W, lastname: R}
+`
+
+// writeAccounts writes the account file of these tests and returns its path.
+func writeAccounts(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "accounts.yaml")
+	if err := os.WriteFile(path, []byte(scaleAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startCores starts n `reqgate core` processes on one database and waits until each is ready. They start
+// at the same moment, so they migrate and provision concurrently.
+func startCores(t *testing.T, n int, dsn, accounts string) (procs []*proc, urls []string) {
+	t.Helper()
+	for range n {
+		addr := freeAddr(t)
+		procs = append(procs, start(t, "core", "--listen", addr, "--admin-listen", "off", "--db", dsn,
+			"--accounts", accounts))
+		urls = append(urls, "http://"+addr)
+	}
+	for i, p := range procs {
+		waitReady(t, p, urls[i]+"/readyz")
+	}
+	return procs, urls
+}
+
+// client is one caller of the interface: its own connections, a bounded wait.
+func client() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+}
+
+// call sends one request as the writer user and returns the status and Location (err for a transport
+// failure).
+func call(c *http.Client, method, url, body string) (int, string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.SetBasicAuth("writer", "writer")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/xml")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location"), nil
+}
+
+func titleBody(title string) string {
+	return `<requirement><fields><field><name>field_101</name><value>` + title + `</value></field></fields></requirement>`
+}
+
+// recordID returns the id at the end of a Location (…/re/17).
+func recordID(t *testing.T, loc string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
+	if err != nil {
+		t.Fatalf("Location %q does not end in a record id", loc)
+	}
+	return id
+}
+
+// TestTwoCoresSharePostgres runs two core processes on one database and writes to both at once: creates
+// get ids 2..n+1 each exactly once, every update of one record lands with its own version, and the field
+// history holds every change, each starting from the value the one before left.
+func TestTwoCoresSharePostgres(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	_, cores := startCores(t, 2, dsn, writeAccounts(t))
+
+	c := client()
+	code, loc, err := call(c, http.MethodPost, cores[0]+"/api2/scale/re", titleBody("start"))
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("first create: %d %v", code, err)
+	}
+	if got, want := recordID(t, loc), int64(1); got != want {
+		t.Fatalf("first record id = %d, want %d", got, want)
+	}
+
+	const writers, creates, updates = 8, 15, 8
+	var (
+		mu  sync.Mutex
+		ids []int64
+		wg  sync.WaitGroup
+	)
+	for w := range writers {
+		wg.Go(func() {
+			c := client()
+			for i := range creates + updates {
+				base := cores[(w+i)%2] + "/api2/scale/re" // alternate cores
+				if i%3 == 2 && i/3 < updates {
+					code, _, err := call(c, http.MethodPut, base+"/1", titleBody(fmt.Sprintf("w%dn%d", w, i)))
+					if err != nil || code != http.StatusOK && code != http.StatusNoContent {
+						t.Errorf("writer %d: update: %d %v", w, code, err)
+					}
+					continue
+				}
+				code, loc, err := call(c, http.MethodPost, base, titleBody(fmt.Sprintf("w%dc%d", w, i)))
+				if err != nil || code != http.StatusCreated {
+					t.Errorf("writer %d: create: %d %v", w, code, err)
+					continue
+				}
+				mu.Lock()
+				ids = append(ids, recordID(t, loc))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	slices.Sort(ids)
+	want := make([]int64, len(ids))
+	for i := range want {
+		want[i] = int64(i + 2)
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("ids handed out by the two cores = %v, want 2..%d each once", ids, len(ids)+1)
+	}
+
+	// Read the outcome straight from the database.
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acct, err := st.Account(ctx, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nUpdates := 0
+	for i := range creates + updates {
+		if i%3 == 2 && i/3 < updates {
+			nUpdates += writers
+		}
+	}
+	r, err := st.Record(ctx, acct.ID, "re", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Version, int64(1+nUpdates); got != want {
+		t.Errorf("version after %d updates = %d, want %d", nUpdates, got, want)
+	}
+	h, err := st.History(ctx, acct.ID, "re", 1, 101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(h), nUpdates; got != want {
+		t.Fatalf("history entries = %d, want %d (one per update)", got, want)
+	}
+	prev, seen := "start", map[string]bool{}
+	for i, ch := range h {
+		if ch.Old != prev {
+			t.Errorf("history[%d].Old = %q, want %q (the New before it)", i, ch.Old, prev)
+		}
+		seen[ch.New] = true
+		prev = ch.New
+	}
+	if got, want := len(seen), nUpdates; got != want {
+		t.Errorf("distinct values in history = %d, want %d", got, want)
+	}
+	if got, want := prev, r.Values[101]; got != want {
+		t.Errorf("last history value %q, record holds %q", got, want)
+	}
+	all, err := st.Search(ctx, acct.ID, "re", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(all), len(ids)+1; got != want {
+		t.Errorf("records in the database = %d, want %d", got, want)
+	}
+}
+
+// TestScaleOutSurvivesKilledCore runs two gateways in front of two cores (Redis shared by the gateways,
+// PostgreSQL by the cores), writes through both gateways in parallel, and kills one core with SIGKILL in
+// the middle. Every acknowledged (201) write must be readable afterwards through both gateways, and no
+// writer may see more than the request it had in flight fail.
+func TestScaleOutSurvivesKilledCore(t *testing.T) {
+	rds := redistest.Start(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	coreProcs, cores := startCores(t, 2, dsn, writeAccounts(t))
+	var gateways []string
+	for range 2 {
+		addr := freeAddr(t)
+		p := start(t, "gateway", "--listen", addr, "--admin-listen", "off", "--upstream", strings.Join(cores, ","),
+			"--redis", rds.URL())
+		waitReady(t, p, "http://"+addr+"/readyz")
+		gateways = append(gateways, "http://"+addr)
+	}
+
+	const writers = 6
+	var (
+		mu       sync.Mutex
+		acked    []string             // Locations of acknowledged creates
+		failures = map[int][]string{} // writer -> what failed
+		wg       sync.WaitGroup
+		stop     = make(chan struct{})
+	)
+	for w := range writers {
+		wg.Go(func() {
+			c := client()
+			gw := gateways[w%2]
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, loc, err := call(c, http.MethodPost, gw+"/api2/scale/re", titleBody(fmt.Sprintf("w%di%d", w, i)))
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures[w] = append(failures[w], err.Error())
+				case code != http.StatusCreated:
+					failures[w] = append(failures[w], "status "+strconv.Itoa(code))
+				default:
+					acked = append(acked, loc)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	waitAcked := func(n int) {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			got := len(acked)
+			mu.Unlock()
+			if got >= n {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Errorf("fewer than %d acknowledged writes within 30s", n)
+	}
+	waitAcked(150)
+	if err := coreProcs[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	atKill := len(acked)
+	mu.Unlock()
+	waitAcked(atKill + 200) // the load goes on through the surviving core
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	for w, fs := range failures {
+		if len(fs) > 1 {
+			t.Errorf("writer %d saw %d failed writes, want at most the one in flight: %v", w, len(fs), fs)
+		}
+	}
+	c := client()
+	for _, loc := range acked {
+		i := strings.Index(loc, "/api2/scale/")
+		if i < 0 {
+			t.Fatalf("Location %q does not name the record", loc)
+		}
+		for _, gw := range gateways {
+			if code, _, err := call(c, http.MethodGet, gw+loc[i:], ""); err != nil || code != http.StatusOK {
+				t.Errorf("acknowledged record %s through %s: %d %v", loc[i:], gw, code, err)
+			}
+		}
+	}
+	t.Logf("%d acknowledged writes (%d before the kill) read back through both gateways; failures per writer: %v",
+		len(acked), atKill, failures)
+}
