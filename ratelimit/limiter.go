@@ -162,11 +162,11 @@ func New(opt Options) (*Limiter, error) {
 	if opt.Redis != nil {
 		l.redis = &redisStore{rdb: opt.Redis}
 		if !opt.NoAutoPipeline {
-			ap, err := opt.Redis.AutoPipeline()
+			ap, err := opt.Redis.AsyncAutoPipeline()
 			if err != nil {
 				return nil, fmt.Errorf("redis autopipeline: %w", err)
 			}
-			l.redis.rdb = ap
+			l.redis.ap = ap
 		}
 		if !opt.Redis.Options().ContextTimeoutEnabled {
 			l.log.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
