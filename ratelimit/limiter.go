@@ -215,7 +215,12 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 		shape = l.acquire(rules, keys)
 	}
 	var sbuf [8]policyState
-	states := sbuf[:len(rules)]
+	states := sbuf[:0]
+	if len(rules) <= len(sbuf) {
+		states = sbuf[:len(rules)]
+	} else {
+		states = make([]policyState, len(rules))
+	}
 	v, fallback, known := l.decide(ctx, rules, keys, true, shape, states)
 	if shape && (!v.ok || v.delay <= 0) {
 		l.release(rules, keys)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -334,5 +335,31 @@ func TestHeldRequestCancelled(t *testing.T) {
 	}
 	if got := l.heldCount(l.rules[0].key(r)); got != 0 {
 		t.Errorf("held count %d after cancel, want 0", got)
+	}
+}
+
+// TestManyPolicies goes past the fixed-size buffers of the request path.
+func TestManyPolicies(t *testing.T) {
+	t.Parallel()
+	var ps []Policy
+	for i := range 12 {
+		ps = append(ps, Policy{Name: "p" + strconv.Itoa(i), Key: []string{KeyAPIKey, KeyUser, KeyIP}[i%3],
+			Limit: 2 + i, Period: time.Hour, MaxDelay: time.Duration(i%2) * time.Nanosecond})
+	}
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			l := newLimiter(t, backend, Options{Policies: ps})
+			got, last := admitN(l, Request{APIKey: "k", User: "u", IP: "ip"}, 3)
+			if got != 2 {
+				t.Errorf("admitted %d, want 2 (the smallest policy)", got)
+			}
+			if n := strings.Count(last.RateLimit, ";r="); n != 12 {
+				t.Errorf("RateLimit lists %d policies, want 12: %s", n, last.RateLimit)
+			}
+			if l.Status(context.Background(), Request{APIKey: "k", User: "u", IP: "ip"}) <= 0 {
+				t.Error("Status reports available after the smallest policy is spent")
+			}
+		})
 	}
 }
