@@ -11,8 +11,8 @@ import (
 // switches every caller to the fallback for RedisBackoff, then one caller probes Redis again.
 
 // RedisOptions parses a redis:// URL into client options suited to the limiter: deadlines from the context reach
-// the socket, one retry at most, and short dial and pool waits, so a failing Redis costs a request RedisTimeout
-// at most.
+// the socket, one retry at most, dial, read and write timeouts of 1 s unless the URL sets them (a dial timeout
+// above 1 s is lowered). The limiter bounds each call by RedisTimeout itself; these bound the calls it abandons.
 func RedisOptions(url string) (*redis.Options, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
