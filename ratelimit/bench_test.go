@@ -44,6 +44,29 @@ func BenchmarkAdmitRedisNoAutoPipeline(b *testing.B) {
 		NoAutoPipeline: true}), srv.PID())
 }
 
+// BenchmarkAdmitRedisFlood is a flood far above the limit (1 request per hour): the reject cache answers almost
+// every call without Redis; with NoRejectCache each one is a round trip.
+func BenchmarkAdmitRedisFlood(b *testing.B) {
+	for _, noCache := range []bool{false, true} {
+		b.Run("NoRejectCache="+strconv.FormatBool(noCache), func(b *testing.B) {
+			srv := redistest.Start(b)
+			l := mustNew(b, Options{Redis: newClient(b, srv), RedisTimeout: 10 * time.Second, NoRejectCache: noCache,
+				Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 1, Period: time.Hour}}})
+			b.SetParallelism(8)
+			b.ReportAllocs()
+			defer reportCPU(b, srv.PID())()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if d := l.Admit(context.Background(), Request{APIKey: "flood"}); d.Fallback {
+						b.Fatalf("decision %+v", d)
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkRedisPing is the floor under BenchmarkAdmitRedis: one round trip to the same server.
 func BenchmarkRedisPing(b *testing.B) {
 	srv := redistest.Start(b)

@@ -21,7 +21,10 @@
 // Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed. Status runs the same
 // script read-only (EVALSHA_RO) and never counts. Calls from concurrent requests share round trips through
 // go-redis' autopipeliner unless NoAutoPipeline is set. The in-process limiter (no Redis) runs the same
-// arithmetic (decide in gcra.go) on the monotonic clock. All policies of one request are checked in one script,
+// arithmetic (decide in gcra.go) on the monotonic clock. A replica remembers each Redis rejection of a key set
+// until its Retry-After and rejects the same keys meanwhile without a round trip (rejectcache.go; exact, because
+// a TAT never moves back), so a client flooding far above its limit costs Redis about one call per Retry-After
+// per replica; NoRejectCache turns it off. All policies of one request are checked in one script,
 // so their keys must live on one Redis node: use a single Redis (or a primary with replicas), not Redis Cluster.
 //
 // When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
@@ -53,5 +56,6 @@
 //	reqgate_ratelimit_redis_switches_total{to="fallback|redis"}
 //	reqgate_ratelimit_redis_up                         1 shared limits, 0 on the fallback
 //	reqgate_ratelimit_held                             requests held for their slot now
+//	reqgate_ratelimit_reject_cache_hits_total          rejections answered from the reject cache
 //	reqgate_ratelimit_redis_duration_seconds           script round trips (Prometheus histogram)
 package ratelimit

@@ -44,6 +44,10 @@ type Options struct {
 	// go-redis), which batches them into one write and one read per round trip: about half the CPU per request
 	// on the client and on Redis (docs/performance.md).
 	NoAutoPipeline bool
+	// NoRejectCache sends every request to Redis. By default a replica remembers a Redis rejection of a key set
+	// until its Retry-After has passed and rejects the same keys meanwhile without a round trip (exact: Redis
+	// would reject them too, as a TAT never moves back).
+	NoRejectCache bool
 	// Logger receives the switches to and from the fallback. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -95,6 +99,7 @@ type Limiter struct {
 	held     map[string]int // requests held per key
 	shaping  bool           // some rule has MaxDelay > 0
 	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
+	rejects  *rejectCache   // Redis rejections still in force; nil without Redis or with NoRejectCache
 }
 
 // Fallback modes.
@@ -161,6 +166,9 @@ func New(opt Options) (*Limiter, error) {
 	l.policyAll = strings.Join(items, ", ")
 	if opt.Redis != nil {
 		l.redis = &redisStore{rdb: opt.Redis}
+		if !opt.NoRejectCache {
+			l.rejects = newRejectCache()
+		}
 		if !opt.NoAutoPipeline {
 			ap, err := opt.Redis.AsyncAutoPipeline()
 			if err != nil {
@@ -221,7 +229,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	} else {
 		states = make([]policyState, len(rules))
 	}
-	v, fallback, known := l.decide(ctx, rules, keys, true, shape, states)
+	v, fallback, known := l.decide(ctx, r.APIKey, rules, keys, true, shape, states)
 	if shape && (!v.ok || v.delay <= 0) {
 		l.release(rules, keys)
 		shape = false
@@ -267,15 +275,16 @@ func (l *Limiter) Status(ctx context.Context, r Request) (retryAfter time.Durati
 	if len(rules) == 0 {
 		return 0
 	}
-	v, _, _ := l.decide(ctx, rules, keys, false, true, nil)
+	v, _, _ := l.decide(ctx, r.APIKey, rules, keys, false, true, nil)
 	if v.ok {
 		return 0
 	}
 	return v.retry
 }
 
-// decide asks Redis, or the fallback while Redis fails. known reports whether states were filled.
-func (l *Limiter) decide(ctx context.Context, rules []*rule, keys []string, commit, shape bool, states []policyState) (v verdict, fallback, known bool) {
+// decide asks Redis, or the fallback while Redis fails. known reports whether states were filled. apiKey tells
+// the reject cache apart requests whose keys are equal but whose numbers differ by an override.
+func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys []string, commit, shape bool, states []policyState) (v verdict, fallback, known bool) {
 	var pbuf [8]params
 	ps := pbuf[:0]
 	if l.redis == nil {
@@ -285,13 +294,39 @@ func (l *Limiter) decide(ctx context.Context, rules []*rule, keys []string, comm
 		return l.local.decide(keys, ps, commit, states), false, true
 	}
 	if l.useRedis() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 		start := time.Now()
+		var ck string
+		if l.rejects != nil {
+			ck = setKey(keys)
+			if _, ok := l.overrides[apiKey]; ok {
+				ck = apiKey + "\x01" + ck
+			}
+			var sbuf [8]policyState
+			st := states
+			if st == nil {
+				st = sbuf[:0]
+				if len(keys) <= len(sbuf) {
+					st = sbuf[:len(keys)]
+				} else {
+					st = make([]policyState, len(keys))
+				}
+			}
+			if retry, ok := l.rejects.get(ck, start, st); ok {
+				rejectCacheHits.Inc()
+				return verdict{retry: retry}, false, true
+			}
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 		v, err := l.redis.decide(cctx, keys, rules, commit, shape, states)
 		cancel()
 		if err == nil {
 			redisSeconds.UpdateDuration(start)
 			l.markUp()
+			// Only rejections computed with this request's own max delays are remembered: one computed without
+			// shaping (MaxHeld reached) would reject requests that could be held.
+			if !v.ok && l.rejects != nil && (shape || !l.shaping) {
+				l.rejects.put(ck, start, v.retry, states)
+			}
 			return v, false, true
 		}
 		l.markDown(err)

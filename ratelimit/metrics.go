@@ -11,7 +11,8 @@ var (
 	redisErrors      = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_errors_total`)   // failed or slow script calls
 	switchToFallback = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="fallback"}`)
 	switchToRedis    = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="redis"}`)
-	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil) // requests held for a slot now
+	rejectCacheHits  = metrics.GetOrCreateCounter(`reqgate_ratelimit_reject_cache_hits_total`) // rejected without Redis
+	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil)                 // requests held for a slot now
 	redisSeconds     = metrics.GetOrCreatePrometheusHistogram(`reqgate_ratelimit_redis_duration_seconds`)
 )
 

@@ -192,7 +192,8 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 	srv.Stop()
 	allowed := 0
 	for i := range 5 {
-		d := a.Admit(ctx, Request{APIKey: "k"})
+		// A fresh key: "k" is in the reject cache, which would (rightly) reject it without asking Redis.
+		d := a.Admit(ctx, Request{APIKey: "k-down"})
 		if !d.Fallback {
 			t.Fatalf("request %d with Redis down not marked Fallback", i)
 		}
@@ -211,7 +212,7 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 	if got := redisFallback.Get() - fallbacks0; got < 5 {
 		t.Errorf("fallback counter rose by %d, want at least 5", got)
 	}
-	_ = a.Status(ctx, Request{APIKey: "k"}) // must not fail either
+	_ = a.Status(ctx, Request{APIKey: "k-down"}) // must not fail either
 
 	srv.Restart(t)
 	waitShared(t, a)
@@ -288,4 +289,74 @@ func shared(l *Limiter, r Request, n int) int {
 		}
 	}
 	return allowed
+}
+
+// TestRejectCache checks that a replica rejects a key set Redis rejected without asking again until Retry-After
+// has passed, and asks again after.
+func TestRejectCache(t *testing.T) {
+	t.Parallel()
+	for _, noCache := range []bool{false, true} {
+		t.Run("NoRejectCache="+strconv.FormatBool(noCache), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			c := newClient(t, srv)
+			l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, NoRejectCache: noCache, Policies: []Policy{
+				{Name: "slow", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
+				{Name: "fast", Key: KeyIP, Limit: 1, Period: 300 * time.Millisecond},
+			}})
+			ctx := context.Background()
+			slow, fast := Request{APIKey: "k"}, Request{IP: "ip"}
+			if got := shared(l, slow, 2); got != 1 {
+				t.Fatalf("admitted %d, want 1", got)
+			}
+			// Forget the state in Redis: only a cached rejection still rejects.
+			if err := c.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			d := l.Admit(ctx, slow)
+			if got, want := d.Allowed, noCache; got != want {
+				t.Errorf("after FLUSHALL: allowed %v, want %v", got, want)
+			}
+			if !d.Allowed && (d.RateLimit != `"slow";r=0;t=3600` || RetryAfterSeconds(d.RetryAfter) != 3600) {
+				t.Errorf("cached rejection: RateLimit %q, Retry-After %d", d.RateLimit, RetryAfterSeconds(d.RetryAfter))
+			}
+			if got := RetryAfterSeconds(l.Status(ctx, slow)); got != 3600 && !noCache {
+				t.Errorf("Status from the cache = %ds, want 3600", got)
+			}
+			// The cached rejection ends with its Retry-After.
+			if got := shared(l, fast, 1); got != 1 {
+				t.Fatalf("fast: admitted %d, want 1", got)
+			}
+			d = l.Admit(ctx, fast)
+			if d.Allowed {
+				t.Fatal("fast: second request allowed")
+			}
+			time.Sleep(d.RetryAfter)
+			if d := l.Admit(ctx, fast); !d.Allowed {
+				t.Errorf("fast: rejected after its Retry-After (%s)", d.RetryAfter)
+			}
+		})
+	}
+}
+
+// TestRejectCacheOverrides checks that a rejection under one api_key's override is not reused for another api_key
+// that shares the counted key (here the client IP) under different numbers.
+func TestRejectCacheOverrides(t *testing.T) {
+	t.Parallel()
+	l := mustNew(t, Options{Redis: newClient(t, redistest.Start(t)), RedisTimeout: testRedisTimeout,
+		Policies:  []Policy{{Name: "ip", Key: KeyIP, Limit: 1, Period: time.Hour}},
+		Overrides: []Override{{APIKey: "vip", Policy: "ip", Limit: 2, Period: time.Hour}},
+	})
+	vip, plain := Request{APIKey: "vip", IP: "ip"}, Request{APIKey: "plain", IP: "ip"}
+	// vip's request moves the shared TAT half an hour ahead: a whole bucket under plain's 1 per hour, half of
+	// one under vip's 2 per hour.
+	if got := shared(l, vip, 1); got != 1 {
+		t.Fatalf("vip: admitted %d, want 1", got)
+	}
+	if got := shared(l, plain, 1); got != 0 {
+		t.Fatalf("plain: admitted %d, want 0", got)
+	}
+	if got := shared(l, vip, 1); got != 1 {
+		t.Errorf("vip after plain was rejected: admitted %d, want 1", got)
+	}
 }
