@@ -9,11 +9,13 @@ const (
 )
 
 // WantsJSON reports whether an Accept header asks for JSON: the best q-value of application/json or an
-// application/*+json type must be above zero and above the best of application/xml, text/xml, and the
-// ranges that cover them (*/*, application/*, text/*, application/*+xml). A tie, a missing header and
-// anything unparsable keep XML, the interface's own representation. Media types are case-insensitive.
+// application/*+json type must be above zero, above the best of the explicit XML types (application/xml,
+// text/xml, application/*+xml) and at least that of the ranges (*/*, application/*, text/*). So a browser
+// client's "application/json, text/plain, */*" gets JSON (a named type beats a range at equal q), while a
+// tie between JSON and XML, a missing header and anything unparsable keep XML, the interface's own
+// representation. Media types are case-insensitive.
 func WantsJSON(accept []byte) bool {
-	var qJSON, qXML int // q-values in thousandths
+	var qJSON, qXML, qRange int // q-values in thousandths
 	for len(accept) > 0 {
 		var part []byte
 		if i := bytes.IndexByte(accept, ','); i >= 0 {
@@ -30,9 +32,11 @@ func WantsJSON(accept []byte) bool {
 			qJSON = max(qJSON, q)
 		case mediaXML:
 			qXML = max(qXML, q)
+		case mediaAny:
+			qRange = max(qRange, q)
 		}
 	}
-	return qJSON > 0 && qJSON > qXML
+	return qJSON > 0 && qJSON > qXML && qJSON >= qRange
 }
 
 // IsJSON reports whether a Content-Type header names JSON (application/json or application/*+json, any
@@ -60,9 +64,10 @@ const (
 	mediaOther mediaClass = iota
 	mediaJSON
 	mediaXML
+	mediaAny // a range covering both representations: */*, application/*, text/*
 )
 
-// classify sorts a media type (type/subtype, no parameters) into JSON, XML (or a range covering XML), or
+// classify sorts a media type (type/subtype, no parameters) into JSON, XML, a range covering both, or
 // other.
 func classify(mt []byte) mediaClass {
 	slash := bytes.IndexByte(mt, '/')
@@ -75,19 +80,24 @@ func classify(mt []byte) mediaClass {
 		switch {
 		case bytes.EqualFold(sub, []byte("json")):
 			return mediaJSON
-		case bytes.EqualFold(sub, []byte("xml")), string(sub) == "*":
+		case bytes.EqualFold(sub, []byte("xml")):
 			return mediaXML
+		case string(sub) == "*":
+			return mediaAny
 		case len(sub) > 5 && bytes.EqualFold(sub[len(sub)-5:], []byte("+json")):
 			return mediaJSON
 		case len(sub) > 4 && bytes.EqualFold(sub[len(sub)-4:], []byte("+xml")):
 			return mediaXML
 		}
 	case bytes.EqualFold(typ, []byte("text")):
-		if bytes.EqualFold(sub, []byte("xml")) || string(sub) == "*" {
+		if bytes.EqualFold(sub, []byte("xml")) {
 			return mediaXML
 		}
+		if string(sub) == "*" {
+			return mediaAny
+		}
 	case string(typ) == "*" && string(sub) == "*":
-		return mediaXML
+		return mediaAny
 	}
 	return mediaOther
 }
