@@ -106,22 +106,21 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 				return
 			}
 		}
-		if g.limiter != nil {
-			user := ""
-			if x.verified {
-				user = x.cred.user
+		user := ""
+		if x.verified {
+			user = x.cred.user
+		}
+		rreq := ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.ip}
+		if rt.Class == route.Throttle && ctx.IsGet() {
+			// Answered here (spec Part 2), never counted; "yes" when no limiter is configured.
+			if x.verified || g.verifyWithCore(&x) {
+				rreq.User = x.cred.user
+				g.throttleStatus(&x, rreq)
 			}
-			rreq := ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.ip}
-			if rt.Class == route.Throttle && ctx.IsGet() {
-				if x.verified || g.verifyWithCore(&x) {
-					rreq.User = x.cred.user
-					g.throttleStatus(&x, rreq)
-				}
-				return
-			}
-			if !g.admit(&x, rreq) {
-				return
-			}
+			return
+		}
+		if !g.admit(&x, rreq) {
+			return
 		}
 	}
 

@@ -50,12 +50,16 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	return false
 }
 
-// throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting.
+// throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting; without
+// a limiter the API is always available.
 func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
 	ctx := x.ctx
-	c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
-	wait := g.limiter.Status(c, req)
-	cancel()
+	var wait time.Duration
+	if g.limiter != nil {
+		c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
+		wait = g.limiter.Status(c, req)
+		cancel()
+	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeXML)
 	ctx.SetBody(ratelimit.ThrottleStatusXML(wait))

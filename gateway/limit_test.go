@@ -67,3 +67,26 @@ func TestRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottleStatusWithoutLimiter checks that rate_throttle_status is answered (always available) when no
+// policy is configured, for verified callers only.
+func TestThrottleStatusWithoutLimiter(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	for _, tc := range []struct {
+		name, user, pass string
+		status           int
+		inBody           string
+	}{
+		{"unverified wrong password", "demo", "nope", 401, "<message>"},
+		{"first call verifies", "demo", "demo", 200, "<api_available>yes</api_available>"},
+		{"verified", "demo", "demo", 200, "<api_available>yes</api_available>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := do(t, http.MethodGet, gw.URL+"/api2/demo/rate_throttle_status", tc.user, tc.pass, "")
+			if res.Status != tc.status || !strings.Contains(res.Body, tc.inBody) {
+				t.Fatalf("got %d %q, want %d with %q", res.Status, res.Body, tc.status, tc.inBody)
+			}
+		})
+	}
+}
