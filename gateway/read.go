@@ -11,10 +11,11 @@ import (
 
 // fetched is the outcome of one upstream read, shared by the requests of a single flight.
 type fetched struct {
-	entry  *cache.Entry // the upstream's answer, copied; nil when err is set
-	stored bool         // entry was stored in the cache
-	err    error
-	took   time.Duration
+	entry    *cache.Entry // the upstream's answer, copied; nil when err is set
+	stored   bool         // entry was stored in the cache
+	personal bool         // the upstream meant the answer for its caller only (private, Set-Cookie)
+	err      error
+	took     time.Duration
 }
 
 // read serves a cacheable GET: a fresh entry to a verified credential (HIT), otherwise the upstream's
@@ -52,8 +53,9 @@ func (g *Gateway) read(x *exchange) {
 	f := v.(*fetched)
 	if shared {
 		flightShared.Inc()
-		if f.err == nil && f.entry.Status == fasthttp.StatusUnauthorized && x.verified {
-			// Another credential of the scope was refused; this one is asked about on its own.
+		if f.err == nil && x.verified && (f.entry.Status == fasthttp.StatusUnauthorized || f.personal) {
+			// Another credential of the scope was refused, or the answer was meant for its caller alone
+			// (private, Set-Cookie): this caller is answered on its own.
 			f = g.fetch(x, key)
 		}
 	}
@@ -133,11 +135,11 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	if err != nil {
 		return &fetched{err: err, took: took}
 	}
-	e, storable := entryOf(resp)
+	e, storable, personal := entryOf(resp)
 	if storable {
 		_ = g.cache.Set(key, e) // a dropped Set is a later miss, never an error
 	}
-	return &fetched{entry: e, stored: storable, took: took}
+	return &fetched{entry: e, stored: storable, personal: personal, took: took}
 }
 
 // skipStored are response headers never copied into an entry: per-connection or per-request ones.
@@ -147,13 +149,14 @@ var skipStored = map[string]bool{
 	"X-Request-Id": true, "X-Cache": true, "Age": true,
 }
 
-// entryOf copies an upstream response (fasthttp reuses its buffers) and says whether it may be stored:
-// a 200 without Set-Cookie whose Cache-Control allows shared storage.
-func entryOf(resp *fasthttp.Response) (*cache.Entry, bool) {
+// entryOf copies an upstream response (fasthttp reuses its buffers) and says whether it may be stored (a
+// 200 without Set-Cookie whose Cache-Control allows shared storage) and whether it is personal (private or
+// with Set-Cookie: never shared with another caller, not even within a single flight).
+func entryOf(resp *fasthttp.Response) (e *cache.Entry, storable, personal bool) {
 	stripHop(&resp.Header)
 	body := resp.Body()
-	e := &cache.Entry{Status: resp.StatusCode(), Body: append(make([]byte, 0, len(body)), body...)}
-	storable := e.Status == fasthttp.StatusOK
+	e = &cache.Entry{Status: resp.StatusCode(), Body: append(make([]byte, 0, len(body)), body...)}
+	storable = e.Status == fasthttp.StatusOK
 	for k, v := range resp.Header.All() {
 		ks := string(k)
 		if skipStored[ks] {
@@ -161,9 +164,12 @@ func entryOf(resp *fasthttp.Response) (*cache.Entry, bool) {
 		}
 		switch ks {
 		case "Set-Cookie":
-			storable = false
+			storable, personal = false, true
 		case "Cache-Control":
-			if containsToken(v, "no-store") || containsToken(v, "private") || containsToken(v, "no-cache") {
+			if containsToken(v, "private") {
+				storable, personal = false, true
+			}
+			if containsToken(v, "no-store") || containsToken(v, "no-cache") {
 				storable = false
 			}
 		case "Vary":
@@ -173,7 +179,7 @@ func entryOf(resp *fasthttp.Response) (*cache.Entry, bool) {
 		}
 		e.Header = append(e.Header, cache.Header{Key: ks, Value: string(v)})
 	}
-	return e, storable
+	return e, storable, personal
 }
 
 // writeEntry writes a stored (immutable) entry as the response without copying its body.

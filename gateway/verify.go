@@ -21,7 +21,7 @@ func (g *Gateway) verifyWithCore(x *exchange) bool {
 	}
 	if resp.StatusCode() == fasthttp.StatusUnauthorized || resp.StatusCode() >= 500 || !x.cred.present {
 		x.coreStatus = resp.StatusCode()
-		e, _ := entryOf(resp)
+		e, _, _ := entryOf(resp)
 		writeEntry(ctx, e)
 		g.translateResponse(x)
 		return false
