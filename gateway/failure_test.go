@@ -159,3 +159,35 @@ func TestRequestID(t *testing.T) {
 		t.Errorf("unsafe id kept")
 	}
 }
+
+// TestUpstreamReset puts the gateway in front of a listener that accepts and closes every connection at once:
+// the caller gets 502 with an XML error.
+func TestUpstreamReset(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // RST instead of FIN
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	gw := startGateway(t, Options{Upstream: "http://" + ln.Addr().String(), Cache: CacheOptions{Enabled: true}})
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		res := do(t, method, gw.URL+"/api2/demo/re", "demo", "demo", "<requirement/>")
+		if got, want := res.Status, http.StatusBadGateway; got != want {
+			t.Errorf("%s: status=%d, want %d", method, got, want)
+		}
+		if !strings.Contains(res.Body, "<message>") {
+			t.Errorf("%s: body %q is not an XML error", method, res.Body)
+		}
+	}
+}
