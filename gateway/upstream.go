@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -57,7 +58,7 @@ func newUpstream(o *Options) (*upstream, error) {
 			IsTLS:                    pu.Scheme == "https",
 			Name:                     "reqgate-gateway",
 			NoDefaultUserAgentHeader: true,
-			DialTimeout:              fasthttp.DialDualStackTimeout,
+			DialTimeout:              dial,
 			MaxConns:                 o.MaxIdleConns,
 			MaxConnWaitTimeout:       o.MaxConnWait,
 			MaxIdleConnDuration:      30 * time.Second,
@@ -78,12 +79,97 @@ func newUpstream(o *Options) (*upstream, error) {
 		u.client = clients[0]
 		return u, nil
 	}
-	lb := &fasthttp.LBClient{Timeout: o.UpstreamTimeout}
+	b := &balancer{downFor: time.Second}
 	for _, c := range clients {
-		lb.Clients = append(lb.Clients, c)
+		b.backends = append(b.backends, &backend{hc: c})
 	}
-	u.client = lb
+	u.client = b
 	return u, nil
+}
+
+// dialTimeout bounds connecting to a core, whatever is left of the request's budget: a core that does not
+// accept connections must not hold a request for the whole upstream timeout.
+const dialTimeout = 3 * time.Second
+
+// dialError marks a failure to connect: the request was never sent, so another core may take it, writes too.
+type dialError struct{ error }
+
+func (e dialError) Unwrap() error { return e.error }
+
+func dial(addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := fasthttp.DialDualStackTimeout(addr, min(timeout, dialTimeout))
+	if err != nil {
+		return nil, dialError{err}
+	}
+	return c, nil
+}
+
+func isDialError(err error) bool {
+	var de dialError
+	var du *fasthttp.ErrDialWithUpstream
+	return errors.As(err, &de) || errors.As(err, &du)
+}
+
+// balancer spreads requests over several cores: the least busy core that is not marked down. A core that
+// refuses a connection is marked down for downFor and the request goes to the next one (it was never sent,
+// so this is safe for writes); after downFor the core gets requests again, and a refusal marks it down again.
+// A failure after the request was sent is returned as it is: a write must not reach a core twice.
+type balancer struct {
+	backends []*backend
+	downFor  time.Duration
+	next     atomic.Uint32
+}
+
+type backend struct {
+	hc        *fasthttp.HostClient
+	downUntil atomic.Int64 // unix nanoseconds
+}
+
+func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tried := make([]bool, len(b.backends))
+	var err error
+	for range b.backends {
+		i := b.pick(tried)
+		tried[i] = true
+		be := b.backends[i]
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fasthttp.ErrTimeout
+		}
+		err = be.hc.DoTimeout(req, resp, left)
+		if err == nil || !isDialError(err) {
+			return err
+		}
+		be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
+	}
+	return err
+}
+
+// pick returns the untried backend to use: the least busy of those up, else the first untried one.
+func (b *balancer) pick(tried []bool) int {
+	now := time.Now().UnixNano()
+	best, bestLoad := -1, 0
+	n := len(b.backends)
+	start := int(b.next.Add(1) % uint32(n))
+	for k := range n {
+		i := (start + k) % n
+		if tried[i] || b.backends[i].downUntil.Load() > now {
+			continue
+		}
+		if load := b.backends[i].hc.PendingRequests(); best < 0 || load < bestLoad {
+			best, bestLoad = i, load
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	for k := range n {
+		if i := (start + k) % n; !tried[i] {
+			return i
+		}
+	}
+	return 0
 }
 
 // do sends req upstream; the error is classified by status.
