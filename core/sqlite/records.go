@@ -57,8 +57,7 @@ func decodeValues(s string) (map[int64]string, error) {
 // Record returns a record, deleted or not, or core.ErrNotFound.
 func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int64) (core.Record, error) {
 	defer mRecord.UpdateDuration(time.Now())
-	r, err := scanRecord(s.r.QueryRowContext(ctx, "SELECT "+recordCols+
-		" FROM records WHERE account_id = ? AND kind = ? AND id = ?", accountID, kind, id))
+	r, err := scanRecord(s.readRecord.QueryRowContext(ctx, accountID, kind, id))
 	if err != nil {
 		return core.Record{}, fmt.Errorf("record %s %d: %w", kind, id, notFound(err))
 	}
@@ -80,10 +79,9 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES (?, ?, 1)
-			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = last_id + 1 RETURNING last_id`,
-			accountID, rec.Kind).Scan(&rec.ID); err != nil {
+	err = s.writeTx(ctx, func(sqltx *sql.Tx) error {
+		tx := s.prepared(sqltx)
+		if err := tx.QueryRowContext(ctx, qAllocID, accountID, rec.Kind).Scan(&rec.ID); err != nil {
 			return fmt.Errorf("allocate id: %w", err)
 		}
 		if err := insertRecord(ctx, tx, accountID, rec, vals); err != nil {
@@ -98,10 +96,8 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	return rec, nil
 }
 
-func insertRecord(ctx context.Context, tx *sql.Tx, accountID int64, r core.Record, vals string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO records (account_id, kind, id, version, created_time, created_by,
-		last_updated_time, last_updated_by, deleted_time, version_comment, vals) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime, r.LastUpdatedBy,
+func insertRecord(ctx context.Context, tx execer, accountID int64, r core.Record, vals string) error {
+	_, err := tx.ExecContext(ctx, qInsertRecord, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime, r.LastUpdatedBy,
 		r.DeletedTime, r.VersionComment, vals)
 	if err != nil {
 		return fmt.Errorf("insert record: %w", err)
@@ -131,10 +127,10 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)
 	}
 	var rec core.Record
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(sqltx *sql.Tx) error {
+		tx := s.prepared(sqltx)
 		var err error
-		rec, err = scanRecord(tx.QueryRowContext(ctx, "SELECT "+recordCols+
-			" FROM records WHERE account_id = ? AND kind = ? AND id = ?", accountID, kind, id))
+		rec, err = scanRecord(tx.QueryRowContext(ctx, qRecord, accountID, kind, id))
 		if err != nil {
 			return notFound(err)
 		}
@@ -157,9 +153,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 			} else {
 				rec.Values[fid] = now
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO history (account_id, kind, record_id, field_id, seq,
-				user_id, time, old, new) VALUES (?,?,?,?,?,?,?,?,?)`,
-				accountID, kind, id, fid, rec.Version, u.UserID, u.Time, was, now); err != nil {
+			if _, err := tx.ExecContext(ctx, qInsertHistory, accountID, kind, id, fid, rec.Version, u.UserID, u.Time, was, now); err != nil {
 				return fmt.Errorf("insert history: %w", err)
 			}
 		}
@@ -167,9 +161,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE records SET version = ?, last_updated_time = ?,
-			last_updated_by = ?, version_comment = ?, vals = ? WHERE account_id = ? AND kind = ? AND id = ?`,
-			rec.Version, rec.LastUpdatedTime, rec.LastUpdatedBy, rec.VersionComment, vals,
+		if _, err := tx.ExecContext(ctx, qUpdateRecord, rec.Version, rec.LastUpdatedTime, rec.LastUpdatedBy, rec.VersionComment, vals,
 			accountID, kind, id); err != nil {
 			return fmt.Errorf("update record: %w", err)
 		}
@@ -187,18 +179,17 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(sqltx *sql.Tx) error {
+		tx := s.prepared(sqltx)
 		var deleted int64
-		err := tx.QueryRowContext(ctx, "SELECT deleted_time FROM records WHERE account_id = ? AND kind = ? AND id = ?",
-			accountID, kind, id).Scan(&deleted)
+		err := tx.QueryRowContext(ctx, qDeletedTime, accountID, kind, id).Scan(&deleted)
 		if err != nil {
 			return notFound(err)
 		}
 		if deleted != 0 {
 			return core.ErrConflict
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE records SET deleted_time = ? WHERE account_id = ? AND kind = ? AND id = ?",
-			at, accountID, kind, id)
+		_, err = tx.ExecContext(ctx, qMarkDeleted, at, accountID, kind, id)
 		return err
 	})
 	if err != nil {

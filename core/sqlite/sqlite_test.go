@@ -199,3 +199,55 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 }
+
+// TestManyTerms writes a record whose multiple picklist selects 700 options: more index terms than one
+// statement may bind.
+func TestManyTerms(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, filepath.Join(t.TempDir(), "core.db"))
+	defer st.Close()
+	opts := make([]core.Option, 700)
+	all := make([]string, len(opts))
+	for i := range opts {
+		opts[i] = core.Option{Value: int64(i + 1), Label: strconv.Itoa(i + 1)}
+		all[i] = strconv.Itoa(i + 1)
+	}
+	p := &core.Provision{Accounts: []core.AccountSpec{{APIKey: "k", Users: []core.UserSpec{{User: core.User{ID: 1,
+		Username: "u"}}}, Fields: map[string][]core.Field{"re": {{ID: 1, Label: "Many", Type: core.TypePickMultiple,
+		Options: opts}}}}}}
+	if err := st.Apply(ctx, p); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	a, err := st.Account(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.CreateRecord(ctx, a.ID, core.Record{Kind: "re", CreatedBy: 1, CreatedTime: 1,
+		Values: map[int64]string{1: strings.Join(all, ",")}})
+	if err != nil {
+		t.Fatalf("CreateRecord: %v", err)
+	}
+	find := func(v int64) int {
+		ms, err := st.Search(ctx, a.ID, "re", []core.Condition{{Attr: "field_1", Op: '=', FieldID: 1, Int: v,
+			Value: strconv.FormatInt(v, 10), Multi: true}})
+		if err != nil {
+			t.Fatalf("Search: %v", err)
+		}
+		return len(ms)
+	}
+	if got, want := find(650), 1; got != want {
+		t.Errorf("records holding option 650: %d, want %d", got, want)
+	}
+	if _, err := st.UpdateRecord(ctx, a.ID, "re", r.ID, core.Update{UserID: 1, Time: 2,
+		Values: map[int64]string{1: "3,650"}}); err != nil {
+		t.Fatalf("UpdateRecord: %v", err)
+	}
+	for _, tc := range []struct {
+		option int64
+		want   int
+	}{{650, 1}, {3, 1}, {4, 0}, {700, 0}} {
+		if got := find(tc.option); got != tc.want {
+			t.Errorf("after update, records holding option %d: %d, want %d", tc.option, got, tc.want)
+		}
+	}
+}

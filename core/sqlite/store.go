@@ -44,6 +44,9 @@ type Store struct {
 	stop  chan struct{} // closed by Close
 	done  chan struct{} // closed when the checkpointer has stopped
 
+	readRecord *sql.Stmt            // the hottest query, prepared once per read connection
+	stmts      map[string]*sql.Stmt // writeStatements prepared on the writer (see preparedTx); read-only after Open
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -81,6 +84,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	if err := s.prepareWrites(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"+tuning+"&_query_only=1")
 	if err != nil {
 		w.Close()
@@ -93,6 +100,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxIdleTime(0)
 	s.r = r
 	if err := r.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if s.readRecord, err = r.PrepareContext(ctx, "SELECT "+recordCols+
+		" FROM records WHERE account_id = ? AND kind = ? AND id = ?"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -146,6 +158,12 @@ func (s *Store) close() error {
 		close(s.stop)
 		<-s.done
 		errC = s.ckpt.Close()
+	}
+	if s.readRecord != nil {
+		s.readRecord.Close()
+	}
+	for _, st := range s.stmts {
+		st.Close()
 	}
 	if s.r != nil {
 		errR = s.r.Close()
@@ -217,4 +235,57 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	s.dirty.Store(true)
 	return nil
+}
+
+// execer is what writes need from a transaction: *sql.Tx, or preparedTx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// preparedTx runs statements of a write transaction as statements prepared once on the writer connection
+// (the record writes repeat the same few statements; preparing one costs about as much as running it).
+type preparedTx struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (s *Store) prepared(tx *sql.Tx) preparedTx { return preparedTx{s, tx} }
+
+// stmt returns the statement prepared at Open for query, bound to the transaction, or nil for a query that
+// was not prepared. It never prepares: preparing on the writer pool needs its one connection, which the
+// transaction holds.
+func (p preparedTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := p.s.stmts[query]; ok {
+		return p.tx.StmtContext(ctx, st)
+	}
+	return nil
+}
+
+// prepareWrites prepares the statements of the record writes on the writer connection (before any
+// transaction holds it).
+func (s *Store) prepareWrites(ctx context.Context) error {
+	s.stmts = map[string]*sql.Stmt{}
+	for _, q := range writeStatements {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return p.tx.ExecContext(ctx, query, args...)
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return p.tx.QueryRowContext(ctx, query, args...)
 }

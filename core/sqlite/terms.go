@@ -83,35 +83,31 @@ func searchableFields(ctx context.Context, q rowQuerier, accountID int64, kind s
 
 // reindex rewrites the terms of the searchable fields (types) whose value differs between old and new (old
 // nil: a new record). The old terms are computed from the old values, so every delete is a primary-key one.
-func reindex(ctx context.Context, tx *sql.Tx, accountID int64, kind string, id int64,
+func reindex(ctx context.Context, tx execer, accountID int64, kind string, id int64,
 	types map[int64]core.FieldType, old, new map[int64]string) error {
-	var q strings.Builder
 	var args []any
 	for fid, t := range types {
 		if old[fid] == new[fid] {
 			continue
 		}
 		for _, term := range terms(t, old[fid]) {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM terms WHERE account_id = ? AND kind = ? AND field_id = ?
-				AND term = ? AND record_id = ?`, accountID, kind, fid, term, id); err != nil {
+			if _, err := tx.ExecContext(ctx, qDeleteTerm, accountID, kind, fid, term, id); err != nil {
 				return fmt.Errorf("reindex: %w", err)
 			}
 		}
 		for _, term := range terms(t, new[fid]) {
-			if len(args) > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?)")
 			args = append(args, accountID, kind, fid, term, id)
 		}
 	}
-	if len(args) == 0 {
-		return nil
-	}
-	// One statement for all new terms: every statement costs a prepare and a step.
-	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO terms (account_id, kind, field_id, term, record_id) VALUES "+
-		q.String(), args...); err != nil {
-		return fmt.Errorf("reindex: %w", err)
+	// Few statements for the new terms (every statement costs a step, an unprepared one a prepare too), in
+	// chunks that stay far below SQLite's limit on bound variables.
+	const chunk = 200 * 5
+	for len(args) > 0 {
+		n := min(len(args), chunk)
+		if _, err := tx.ExecContext(ctx, qInsertTerms(n/5), args[:n]...); err != nil {
+			return fmt.Errorf("reindex: %w", err)
+		}
+		args = args[n:]
 	}
 	return nil
 }
