@@ -113,7 +113,9 @@ func isDialError(err error) bool {
 // balancer spreads requests over several cores: the least busy core that is not marked down. A core that
 // refuses a connection is marked down for downFor and the request goes to the next one (it was never sent,
 // so this is safe for writes); after downFor the core gets requests again, and a refusal marks it down again.
-// A failure after the request was sent is returned as it is: a write must not reach a core twice.
+// A failure after the request was sent is returned as it is (a write must not reach a core twice), but a
+// broken connection also marks the core down and closes its pooled connections, so that only the requests
+// in flight at a core's death fail.
 type balancer struct {
 	backends []*backend
 	downFor  time.Duration
@@ -138,12 +140,26 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 			return fasthttp.ErrTimeout
 		}
 		err = be.hc.DoTimeout(req, resp, left)
-		if err == nil || !isDialError(err) {
+		if err == nil {
+			return nil
+		}
+		if !isDialError(err) {
+			// Sent, or maybe sent: not tried elsewhere. A connection closed or reset under the request says
+			// the core may be gone, and then its pooled connections are dead too: drop them and rest the core,
+			// so that the next requests go to the other cores.
+			if connectionLost(err) {
+				b.markDown(be)
+			}
 			return err
 		}
-		be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
+		b.markDown(be)
 	}
 	return err
+}
+
+func (b *balancer) markDown(be *backend) {
+	be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
+	be.hc.CloseIdleConnections()
 }
 
 // pick returns the untried backend to use: the least busy of those up, else the first untried one.
@@ -170,6 +186,12 @@ func (b *balancer) pick(tried []bool) int {
 		}
 	}
 	return 0
+}
+
+// connectionLost reports whether an exchange failed because the connection broke (closed, reset), rather
+// than by a timeout, a full pool or an oversized answer.
+func connectionLost(err error) bool {
+	return !isTimeout(err) && !errors.Is(err, fasthttp.ErrNoFreeConns) && !errors.Is(err, fasthttp.ErrBodyTooLarge)
 }
 
 // do sends req upstream; the error is classified by status.
