@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/reqgate
 FUZZTIME ?= 5s
 
-.PHONY: all build run test unit fuzz bench lint clean
+.PHONY: all build run test unit fuzz chart bench lint clean
 
 all: build
 
@@ -13,7 +13,7 @@ build:
 run: build
 	./$(BIN) serve
 
-test: lint unit fuzz
+test: lint unit fuzz chart
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -26,6 +26,10 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
 	  done; \
 	done
+
+# helm lint and helm template of charts/reqgate, with helm built from the Go module proxy (cached).
+chart:
+	bash charts/test.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...

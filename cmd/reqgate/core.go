@@ -42,8 +42,8 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 	n.srv = &http.Server{
 		Handler: api.New(st, api.Options{
 			MaxBodyBytes: cfg.Server.MaxBodyBytes,
-			AuthTTL:      cfg.Auth.TTL,
-			SchemaTTL:    cfg.Core.SchemaTTL,
+			AuthTTL:      never(cfg.Auth.TTL),
+			SchemaTTL:    never(cfg.Core.SchemaTTL),
 			Logger:       log.With("part", "core"),
 		}),
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),

@@ -64,10 +64,10 @@ func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, e
 			Enabled:      cfg.Cache.Enabled,
 			MaxBytes:     cfg.Cache.MaxBytes,
 			TTL:          cfg.Cache.TTL,
-			StaleIfError: staleIfError(cfg.Cache.StaleIfError),
+			StaleIfError: never(cfg.Cache.StaleIfError),
 			Scope:        cfg.Cache.Scope,
 		},
-		AuthTTL:         authTTL(cfg.Auth.TTL),
+		AuthTTL:         never(cfg.Auth.TTL),
 		MaxUserFailures: cfg.Auth.MaxUserFailures,
 		MaxIPFailures:   cfg.Auth.MaxIPFailures,
 		FailureWindow:   cfg.Auth.FailureWindow,
@@ -119,16 +119,9 @@ func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) rat
 	return o
 }
 
-// staleIfError maps the config's 0 ("never") to the gateway's negative ("never"; zero there means default).
-func staleIfError(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
-// authTTL maps the config's 0 ("never remember") to the gateway's negative.
-func authTTL(d time.Duration) time.Duration {
+// never maps a duration whose 0 means "never" in the configuration to the negative value that means
+// "never" in the gateway and core options, where 0 means "the default".
+func never(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
