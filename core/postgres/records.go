@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -84,22 +85,33 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	rec.Version = 1
 	rec.LastUpdatedTime, rec.LastUpdatedBy, rec.DeletedTime = rec.CreatedTime, rec.CreatedBy, 0
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		ok, err := kindExists(ctx, tx, accountID, rec.Kind)
+		// Two round trips: allocate the id (no row: unknown kind) and read the searchable fields; then
+		// insert the record and its index terms.
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO counters (account_id, kind, last_id)
+			SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM objects WHERE account_id = $1 AND api_prefix = $2)
+			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = counters.last_id + 1 RETURNING last_id`,
+			accountID, rec.Kind)
+		queueSearchableFields(b, accountID, rec.Kind)
+		br := tx.SendBatch(ctx, b)
+		if err := br.QueryRow().Scan(&rec.ID); err != nil {
+			br.Close()
+			if errors.Is(err, pgx.ErrNoRows) {
+				return core.ErrNotFound
+			}
+			return fmt.Errorf("allocate id: %w", err)
+		}
+		types, err := readSearchableFields(br)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return core.ErrNotFound
-		}
-		if err := tx.QueryRow(ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES ($1, $2, 1)
-			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = counters.last_id + 1 RETURNING last_id`,
-			accountID, rec.Kind).Scan(&rec.ID); err != nil {
-			return fmt.Errorf("allocate id: %w", err)
-		}
-		if err := insertRecord(ctx, tx, accountID, rec, vals); err != nil {
-			return err
-		}
-		return reindex(ctx, tx, accountID, rec.Kind, rec.ID, nil, rec.Values)
+		b = &pgx.Batch{}
+		queueInsertRecord(b, accountID, rec, vals)
+		queueReindex(b, types, accountID, rec.Kind, rec.ID, nil, rec.Values)
+		return runBatch(ctx, tx, b)
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
@@ -108,16 +120,37 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	return rec, nil
 }
 
+const insertRecordSQL = `INSERT INTO records (account_id, kind, id, version, created_time, created_by,
+	last_updated_time, last_updated_by, deleted_time, version_comment, vals)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb)`
+
 func insertRecord(ctx context.Context, tx pgx.Tx, accountID int64, r core.Record, vals string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO records (account_id, kind, id, version, created_time, created_by,
-		last_updated_time, last_updated_by, deleted_time, version_comment, vals)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::jsonb)`,
-		accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime, r.LastUpdatedBy,
-		r.DeletedTime, r.VersionComment, vals)
+	_, err := tx.Exec(ctx, insertRecordSQL, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy,
+		r.LastUpdatedTime, r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals)
 	if err != nil {
 		return fmt.Errorf("insert record: %w", err)
 	}
 	return nil
+}
+
+func queueInsertRecord(b *pgx.Batch, accountID int64, r core.Record, vals string) {
+	b.Queue(insertRecordSQL, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy,
+		r.LastUpdatedTime, r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals)
+}
+
+// runBatch sends the statements of b in one round trip and returns the first error.
+func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	br := tx.SendBatch(ctx, b)
+	var first error
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := br.Close(); first == nil {
+		first = err
+	}
+	return first
 }
 
 // UpdateRecord applies a partial update to a live record; every changed value becomes one history entry
@@ -128,11 +161,25 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 	defer mUpdateRecord.UpdateDuration(time.Now())
 	var rec core.Record
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		// Two round trips: lock and read the record with the kind's searchable fields; then write the
+		// history, the record and its changed index terms.
+		b := &pgx.Batch{}
+		b.Queue("SELECT "+recordCols+" FROM records WHERE account_id = $1 AND kind = $2 AND id = $3 FOR UPDATE",
+			accountID, kind, id)
+		queueSearchableFields(b, accountID, kind)
+		br := tx.SendBatch(ctx, b)
 		var err error
-		rec, err = scanRecord(tx.QueryRow(ctx, "SELECT "+recordCols+
-			" FROM records WHERE account_id = $1 AND kind = $2 AND id = $3 FOR UPDATE", accountID, kind, id))
+		rec, err = scanRecord(br.QueryRow())
 		if err != nil {
+			br.Close()
 			return notFound(err)
+		}
+		types, err := readSearchableFields(br)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
 		}
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
@@ -143,6 +190,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if u.VersionComment != nil {
 			rec.VersionComment = *u.VersionComment
 		}
+		b = &pgx.Batch{}
 		for _, fid := range slices.Sorted(maps.Keys(u.Values)) {
 			was, now := old[fid], u.Values[fid]
 			if was == now {
@@ -153,24 +201,22 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 			} else {
 				rec.Values[fid] = now
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO history (account_id, kind, record_id, field_id, seq,
-				user_id, time, old, new) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				accountID, kind, id, fid, rec.Version, u.UserID, u.Time, was, now); err != nil {
-				return fmt.Errorf("insert history: %w", err)
-			}
+			b.Queue(`INSERT INTO history (account_id, kind, record_id, field_id, seq, user_id, time, old, new)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				accountID, kind, id, fid, rec.Version, u.UserID, u.Time, was, now)
 		}
 		vals, err := encodeValues(rec.Values)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE records SET version = $1, last_updated_time = $2,
-			last_updated_by = $3, version_comment = $4, vals = $5::text::jsonb
-			WHERE account_id = $6 AND kind = $7 AND id = $8`,
-			rec.Version, rec.LastUpdatedTime, rec.LastUpdatedBy, rec.VersionComment, vals,
-			accountID, kind, id); err != nil {
-			return fmt.Errorf("update record: %w", err)
+		b.Queue(`UPDATE records SET version = $1, last_updated_time = $2, last_updated_by = $3,
+			version_comment = $4, vals = $5::text::jsonb WHERE account_id = $6 AND kind = $7 AND id = $8`,
+			rec.Version, rec.LastUpdatedTime, rec.LastUpdatedBy, rec.VersionComment, vals, accountID, kind, id)
+		queueReindex(b, types, accountID, kind, id, old, rec.Values)
+		if err := runBatch(ctx, tx, b); err != nil {
+			return fmt.Errorf("write update: %w", err)
 		}
-		return reindex(ctx, tx, accountID, kind, id, old, rec.Values)
+		return nil
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)

@@ -61,14 +61,33 @@ func searchable(t core.FieldType) bool {
 	return t == core.TypePickOne || t == core.TypePickMultiple || t == core.TypeTextbox
 }
 
+const searchableFieldsSQL = `SELECT id, type FROM fields WHERE account_id = $1 AND kind = $2 AND type IN ($3, $4, $5)`
+
 // searchableFields returns the types of the searchable fields of a kind, by field id.
 func searchableFields(ctx context.Context, q querier, accountID int64, kind string) (map[int64]core.FieldType, error) {
-	rows, err := q.Query(ctx, `SELECT id, type FROM fields WHERE account_id = $1 AND kind = $2
-		AND type IN ($3, $4, $5)`, accountID, kind,
+	rows, err := q.Query(ctx, searchableFieldsSQL, accountID, kind,
 		string(core.TypePickOne), string(core.TypePickMultiple), string(core.TypeTextbox))
 	if err != nil {
 		return nil, fmt.Errorf("searchable fields: %w", err)
 	}
+	return collectSearchable(rows)
+}
+
+// queueSearchableFields queues the query of searchableFields in a batch; readSearchableFields reads it.
+func queueSearchableFields(b *pgx.Batch, accountID int64, kind string) {
+	b.Queue(searchableFieldsSQL, accountID, kind,
+		string(core.TypePickOne), string(core.TypePickMultiple), string(core.TypeTextbox))
+}
+
+func readSearchableFields(br pgx.BatchResults) (map[int64]core.FieldType, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, fmt.Errorf("searchable fields: %w", err)
+	}
+	return collectSearchable(rows)
+}
+
+func collectSearchable(rows pgx.Rows) (map[int64]core.FieldType, error) {
 	defer rows.Close()
 	out := map[int64]core.FieldType{}
 	for rows.Next() {
@@ -79,7 +98,28 @@ func searchableFields(ctx context.Context, q querier, accountID int64, kind stri
 		}
 		out[id] = core.FieldType(t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("searchable fields: %w", err)
+	}
+	return out, nil
+}
+
+// queueReindex queues the statements that rewrite the terms of the searchable fields whose value differs
+// between old and new (old nil: a new record).
+func queueReindex(b *pgx.Batch, types map[int64]core.FieldType, accountID int64, kind string, id int64, old, new map[int64]string) {
+	for fid, t := range types {
+		if old[fid] == new[fid] {
+			continue
+		}
+		if old != nil {
+			b.Queue(`DELETE FROM terms WHERE account_id = $1 AND kind = $2 AND record_id = $3 AND field_id = $4`,
+				accountID, kind, id, fid)
+		}
+		for _, term := range terms(t, new[fid]) {
+			b.Queue(`INSERT INTO terms (account_id, kind, field_id, term, record_id) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT DO NOTHING`, accountID, kind, fid, term, id)
+		}
+	}
 }
 
 // reindex rewrites the terms of the searchable fields whose value differs between old and new (old nil: a new
