@@ -14,9 +14,9 @@ func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 	stripHop(&req.Header)
 	req.Header.Del("Accept-Encoding") // bodies are cached and rewritten as they are: no compressed variants
 	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
-		req.Header.Set("X-Forwarded-For", string(prior)+", "+x.ip)
+		req.Header.Set("X-Forwarded-For", string(prior)+", "+x.clientIP())
 	} else {
-		req.Header.Set("X-Forwarded-For", x.ip)
+		req.Header.Set("X-Forwarded-For", x.clientIP())
 	}
 	req.Header.Set("X-Forwarded-Proto", scheme(x.ctx))
 	if x.host != "" {

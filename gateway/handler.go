@@ -39,6 +39,14 @@ type exchange struct {
 	extraBuf   [4]cache.Header
 }
 
+// clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
+func (x *exchange) clientIP() string {
+	if x.ip == "" {
+		x.ip = x.ctx.RemoteIP().String()
+	}
+	return x.ip
+}
+
 // addHeader queues a response header that must survive whatever the upstream answer replaces.
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
@@ -89,7 +97,6 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	if g.cors != nil && g.corsHeaders(&x) {
 		return // a preflight, answered
 	}
-	x.ip = ctx.RemoteIP().String()
 	x.host = string(ctx.Request.Header.Host())
 
 	if rt.APIKey != "" {
@@ -97,7 +104,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		x.cred = g.creds.parse(ctx.Request.Header.Peek("Authorization"), rt.APIKey)
 		x.verified = g.creds.verified(x.cred)
 		if !x.verified {
-			if wait := g.fails.blocked(x.ip, rt.APIKey, x.cred.user); wait > 0 {
+			if wait := g.fails.blocked(x.clientIP(), rt.APIKey, x.cred.user); wait > 0 {
 				authBlocked.Inc()
 				secs := int((wait + time.Second - 1) / time.Second)
 				g.writeErr(&x, fasthttp.StatusTooManyRequests,
@@ -106,21 +113,21 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 				return
 			}
 		}
-		user := ""
-		if x.verified {
-			user = x.cred.user
-		}
-		rreq := ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.ip}
 		if rt.Class == route.Throttle && ctx.IsGet() {
 			// Answered here (spec Part 2), never counted; "yes" when no limiter is configured.
 			if x.verified || g.verifyWithCore(&x) {
-				rreq.User = x.cred.user
-				g.throttleStatus(&x, rreq)
+				g.throttleStatus(&x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
 			}
 			return
 		}
-		if !g.admit(&x, rreq) {
-			return
+		if g.limiter != nil {
+			user := "" // only a verified user name counts under a user policy
+			if x.verified {
+				user = x.cred.user
+			}
+			if !g.admit(&x, ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.clientIP()}) {
+				return
+			}
 		}
 	}
 
@@ -152,7 +159,7 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 		case x.coreStatus == fasthttp.StatusUnauthorized:
 			authFailures.Inc()
 			g.creds.forget(x.cred)
-			g.fails.record(x.ip, x.rt.APIKey, x.cred.user)
+			g.fails.record(x.clientIP(), x.rt.APIKey, x.cred.user)
 		case x.coreStatus >= 200 && x.coreStatus < 300 && !x.verified && x.cred.present:
 			// The core authenticates every /api{N}/{key}/ request before anything else, so a 2xx proves the
 			// credential for this key.
@@ -174,7 +181,7 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 			slog.String("route", string(x.rt.Class)),
 			slog.String("account", x.rt.APIKey),
 			slog.String("user", x.cred.user),
-			slog.String("ip", x.ip),
+			slog.String("ip", x.clientIP()),
 			slog.Int("status", status),
 			slog.String("cache", x.cacheRes),
 			slog.Float64("upstream_ms", float64(x.upstream.Microseconds())/1000),
