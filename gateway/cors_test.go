@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/reqgate/reqgate/core/coretest"
+)
+
+// TestCORS checks cors.allowed_origins: an allowed origin gets the CORS headers and its preflight is answered
+// by the gateway; another origin gets none.
+func TestCORS(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.CORSOrigins = []string{"https://app.example.com"}
+	gw := startGateway(t, opt)
+	url := gw.URL + "/api2/demo/re/1"
+	for _, tc := range []struct {
+		name, method, origin string
+		headers              []string
+		wantStatus           int
+		wantAllow            string
+	}{
+		{"allowed read", http.MethodGet, "https://app.example.com", nil, 200, "https://app.example.com"},
+		{"other origin", http.MethodGet, "https://evil.example", nil, 200, ""},
+		{"preflight", http.MethodOptions, "https://app.example.com",
+			[]string{"Access-Control-Request-Method: PUT", "Access-Control-Request-Headers: authorization"}, 204, "https://app.example.com"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user, pass := "demo", "demo"
+			if tc.method == http.MethodOptions {
+				user = "" // browsers send preflights without credentials
+			}
+			res := do(t, tc.method, url, user, pass, "", append(tc.headers, "Origin: "+tc.origin)...)
+			if got, want := res.Status, tc.wantStatus; got != want {
+				t.Fatalf("status=%d, want %d", got, want)
+			}
+			if got, want := res.Header.Get("Access-Control-Allow-Origin"), tc.wantAllow; got != want {
+				t.Errorf("Access-Control-Allow-Origin=%q, want %q", got, want)
+			}
+			if !strings.Contains(strings.Join(res.Header.Values("Vary"), ","), "Origin") {
+				t.Errorf("no Vary: Origin")
+			}
+			if tc.method == http.MethodOptions && !strings.Contains(res.Header.Get("Access-Control-Allow-Methods"), "PUT") {
+				t.Errorf("preflight allows %q", res.Header.Get("Access-Control-Allow-Methods"))
+			}
+		})
+	}
+}
