@@ -24,7 +24,11 @@
 // arithmetic (decide in gcra.go) on the monotonic clock. A replica remembers each Redis rejection of a key set
 // until its Retry-After and rejects the same keys meanwhile without a round trip (rejectcache.go; exact, because
 // a TAT never moves back), so a client flooding far above its limit costs Redis about one call per Retry-After
-// per replica; NoRejectCache turns it off. All policies of one request are checked in one script,
+// per replica; NoRejectCache turns it off. For fast policies (800 per second or more) far from their limit, the
+// script may also reserve a few extra slots for the replica (credits.go), which then admits that many requests
+// without a round trip; every credit is a slot counted in Redis, so the replicas never admit more than the policy
+// (an unused credit is a slot lost, not one gained), and near the limit every request goes to Redis. NoCredits
+// turns it off. All policies of one request are checked in one script,
 // so their keys must live on one Redis node: use a single Redis (or a primary with replicas), not Redis Cluster.
 //
 // When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
@@ -57,5 +61,6 @@
 //	reqgate_ratelimit_redis_up                         1 shared limits, 0 on the fallback
 //	reqgate_ratelimit_held                             requests held for their slot now
 //	reqgate_ratelimit_reject_cache_hits_total          rejections answered from the reject cache
+//	reqgate_ratelimit_credit_hits_total                admissions on a credit, without Redis
 //	reqgate_ratelimit_redis_duration_seconds           script round trips (Prometheus histogram)
 package ratelimit

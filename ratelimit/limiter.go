@@ -48,6 +48,11 @@ type Options struct {
 	// until its Retry-After has passed and rejects the same keys meanwhile without a round trip (exact: Redis
 	// would reject them too, as a TAT never moves back).
 	NoRejectCache bool
+	// NoCredits sends every request of a fast policy to Redis. By default, while a key set is far from its limit
+	// (every policy keeps 4 times as many requests), Redis reserves a few extra slots for the replica with an
+	// admitted request, which the replica then admits without a round trip (credits.go); only policies of at
+	// least 800 requests per second qualify, and the replicas never admit more than the policy allows.
+	NoCredits bool
 	// Logger receives the switches to and from the fallback. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -77,6 +82,7 @@ type verdict struct {
 	ok           bool
 	delay, retry time.Duration
 	slot         int64
+	credits      int // slots Redis granted this replica beyond the request (credits.go)
 }
 
 // Limiter admits, holds or rejects requests. It is safe for concurrent use.
@@ -100,6 +106,8 @@ type Limiter struct {
 	shaping  bool           // some rule has MaxDelay > 0
 	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
 	rejects  *rejectCache   // Redis rejections still in force; nil without Redis or with NoRejectCache
+	credits  *creditStore   // slots granted to this replica; nil without Redis or with NoCredits
+	onCredit atomic.Int64   // requests this limiter admitted on a credit
 }
 
 // Fallback modes.
@@ -168,6 +176,9 @@ func New(opt Options) (*Limiter, error) {
 		l.redis = &redisStore{rdb: opt.Redis}
 		if !opt.NoRejectCache {
 			l.rejects = newRejectCache()
+		}
+		if !opt.NoCredits {
+			l.credits = newCreditStore()
 		}
 		if !opt.NoAutoPipeline {
 			ap, err := opt.Redis.AsyncAutoPipeline()
@@ -296,7 +307,7 @@ func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys
 	if l.useRedis() {
 		start := time.Now()
 		var ck string
-		if l.rejects != nil {
+		if l.rejects != nil || l.credits != nil {
 			ck = setKey(keys)
 			if _, ok := l.overrides[apiKey]; ok {
 				ck = apiKey + "\x01" + ck
@@ -311,13 +322,33 @@ func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys
 					st = make([]policyState, len(keys))
 				}
 			}
-			if retry, ok := l.rejects.get(ck, start, st); ok {
-				rejectCacheHits.Inc()
-				return verdict{retry: retry}, false, true
+			if l.credits != nil {
+				if commit && l.credits.take(ck, start, st) {
+					creditHits.Inc()
+					l.onCredit.Add(1)
+					return verdict{ok: true}, false, true
+				}
+				if !commit && l.credits.available(ck, start) {
+					return verdict{ok: true}, false, false
+				}
+			}
+			if l.rejects != nil {
+				if retry, ok := l.rejects.get(ck, start, st); ok {
+					rejectCacheHits.Inc()
+					return verdict{retry: retry}, false, true
+				}
 			}
 		}
+		maxCredits := boxedCredits[0]
+		if l.credits != nil && commit {
+			c := creditMax
+			for _, r := range rules {
+				c = min(c, r.credits)
+			}
+			maxCredits = boxedCredits[c]
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-		v, err := l.redis.decide(cctx, keys, rules, commit, shape, states)
+		v, err := l.redis.decide(cctx, keys, rules, commit, shape, maxCredits, states)
 		cancel()
 		if err == nil {
 			redisSeconds.UpdateDuration(start)
@@ -326,6 +357,12 @@ func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys
 			// shaping (MaxHeld reached) would reject requests that could be held.
 			if !v.ok && l.rejects != nil && (shape || !l.shaping) {
 				l.rejects.put(ck, start, v.retry, states)
+			}
+			if v.credits > 0 && l.credits != nil {
+				l.credits.put(ck, v.credits, start, states)
+				for i := range states {
+					states[i].remaining += int64(v.credits) // the client may still send them
+				}
 			}
 			return v, false, true
 		}

@@ -12,6 +12,7 @@ var (
 	switchToFallback = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="fallback"}`)
 	switchToRedis    = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="redis"}`)
 	rejectCacheHits  = metrics.GetOrCreateCounter(`reqgate_ratelimit_reject_cache_hits_total`) // rejected without Redis
+	creditHits       = metrics.GetOrCreateCounter(`reqgate_ratelimit_credit_hits_total`)       // admitted on a credit, without Redis
 	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil)                 // requests held for a slot now
 	redisSeconds     = metrics.GetOrCreatePrometheusHistogram(`reqgate_ratelimit_redis_duration_seconds`)
 )

@@ -55,6 +55,7 @@ type rule struct {
 	local    params // nanoseconds, in-process limiter at the full rate
 	fallback params // nanoseconds, per-replica share used while Redis is unavailable
 	redis    [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
+	credits  int    // the most credits one grant may give (credits.go)
 	header   string // this policy's RateLimit-Policy item
 }
 
@@ -87,6 +88,7 @@ func newRule(p Policy, replicas int) (*rule, error) {
 	us := interval.Round(time.Microsecond).Microseconds()
 	r.redis = [3]any{us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
 	r.header = policyItem(p.Name, p.Limit, p.Period)
+	r.credits = ruleCredits(interval)
 	return r, nil
 }
 

@@ -15,8 +15,11 @@ import (
 //
 //	KEYS: one TAT key per matching policy (value: TAT in microseconds since the Unix epoch).
 //	ARGV[1]: "1" commit, "0" peek (Status: never writes, so it also runs as EVALSHA_RO).
-//	ARGV[2+3(i-1) ..]: interval, tolerance and max delay of policy i, in microseconds.
-//	Returns {ok, delay, retry, now, remaining_1, reset_1, remaining_2, reset_2, ...}, all integers (microseconds).
+//	ARGV[2]: the most credits to grant (see credits.go); 0 for none.
+//	ARGV[3+3(i-1) ..]: interval, tolerance and max delay of policy i, in microseconds.
+//	Returns {ok, delay, retry, now, credits, remaining_1, reset_1, remaining_2, reset_2, ...}, all integers
+//	(microseconds). Credits are extra slots reserved for the calling replica, granted only to an admitted request
+//	without delay while every policy keeps at least 4 times as many; remaining excludes them.
 //
 // Numbers stay below 2^53, so Lua's doubles hold them exactly; they are written with %.0f because Lua's default
 // number format (%.14g) would round a 16-digit TAT.
@@ -26,10 +29,11 @@ const gcraLua = `
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local commit = ARGV[1] == "1"
+local credits = tonumber(ARGV[2])
 local n = #KEYS
 local tats, ok, delay, retry = {}, true, 0, 0
 for i = 1, n do
-  local interval, tolerance, maxdelay = tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1])
+  local interval, tolerance, maxdelay = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1]), tonumber(ARGV[3*i+2])
   local tat = tonumber(redis.call("GET", KEYS[i]) or "0") or 0
   tats[i] = tat
   local d = math.max(tat, now) + interval - tolerance - now
@@ -41,23 +45,33 @@ for i = 1, n do
   end
 end
 if not ok then delay = 0 end
-local out = {ok and 1 or 0, delay, retry, now}
+local bases = {}
 for i = 1, n do
-  local interval, tolerance = tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i])
+  local interval, tolerance = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1])
   local base = math.max(tats[i], now)
   if ok then
     base = math.max(tats[i], now + delay) + interval
-    if commit then
-      redis.call("SET", KEYS[i], string.format("%.0f", base), "PX", math.ceil((base - now) / 1000) + 1000)
-    end
+  end
+  bases[i] = base
+  local r = math.floor((now - (base - tolerance)) / interval)
+  credits = math.min(credits, math.floor(r / 4))
+end
+if not ok or not commit or delay > 0 or credits < 0 then credits = 0 end
+local out = {ok and 1 or 0, delay, retry, now, credits}
+for i = 1, n do
+  local interval, tolerance = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1])
+  local base = bases[i]
+  if ok and commit then
+    base = base + credits * interval
+    redis.call("SET", KEYS[i], string.format("%.0f", base), "PX", math.ceil((base - now) / 1000) + 1000)
   end
   local free = now - (base - tolerance)
   if free < interval then
-    out[3 + 2*i] = 0
-    out[4 + 2*i] = math.max(0, base + interval - tolerance - now)
+    out[4 + 2*i] = 0
+    out[5 + 2*i] = math.max(0, base + interval - tolerance - now)
   else
-    out[3 + 2*i] = math.floor(free / interval)
-    out[4 + 2*i] = math.max(0, base - now)
+    out[4 + 2*i] = math.floor(free / interval)
+    out[5 + 2*i] = math.max(0, base - now)
   end
 end
 return out
@@ -76,11 +90,12 @@ var (
 )
 
 // decide runs the script for keys; shape=false passes max delay 0 (the held-request bound is reached).
-func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, commit, shape bool, states []policyState) (verdict, error) {
-	var abuf [1 + 3*8]any
-	args := append(abuf[:0], argPeek)
+func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, commit, shape bool, maxCredits any, states []policyState) (verdict, error) {
+	var abuf [2 + 3*8]any
+	args := append(abuf[:0], argPeek, argZero)
 	if commit {
 		args[0] = argCommit
+		args[1] = maxCredits
 	}
 	for _, r := range rules {
 		md := r.redis[2]
@@ -99,14 +114,14 @@ func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, c
 	if err != nil {
 		return verdict{}, fmt.Errorf("run rate-limit script: %w", err)
 	}
-	if len(vals) != 4+2*len(keys) {
+	if len(vals) != 5+2*len(keys) {
 		return verdict{}, fmt.Errorf("rate-limit script: %d values for %d keys", len(vals), len(keys))
 	}
 	v := verdict{ok: vals[0] == 1, delay: time.Duration(vals[1]) * time.Microsecond,
-		retry: time.Duration(vals[2]) * time.Microsecond, slot: vals[3] + vals[1]}
+		retry: time.Duration(vals[2]) * time.Microsecond, slot: vals[3] + vals[1], credits: int(vals[4])}
 	for i := range keys {
 		if states != nil {
-			states[i] = policyState{remaining: vals[4+2*i], reset: vals[5+2*i] * int64(time.Microsecond)}
+			states[i] = policyState{remaining: vals[5+2*i], reset: vals[6+2*i] * int64(time.Microsecond)}
 		}
 	}
 	return v, nil

@@ -360,3 +360,71 @@ func TestRejectCacheOverrides(t *testing.T) {
 		t.Errorf("vip after plain was rejected: admitted %d, want 1", got)
 	}
 }
+
+// TestCredits checks that a fast policy far from its limit is mostly admitted on credits, without Redis, and that
+// NoCredits turns that off.
+func TestCredits(t *testing.T) {
+	t.Parallel()
+	for _, noCredits := range []bool{false, true} {
+		t.Run("NoCredits="+strconv.FormatBool(noCredits), func(t *testing.T) {
+			srv := redistest.Start(t)
+			l := mustNew(t, Options{Redis: newClient(t, srv), RedisTimeout: testRedisTimeout, NoCredits: noCredits,
+				Policies: []Policy{{Name: "fast", Key: KeyAPIKey, Limit: 1_000_000, Period: time.Second}}})
+			if got := shared(l, Request{APIKey: "k"}, 170); got != 170 {
+				t.Fatalf("admitted %d of 170 (-1: fallback)", got)
+			}
+			hits := l.onCredit.Load()
+			if noCredits && hits != 0 {
+				t.Errorf("%d requests admitted on credits with NoCredits", hits)
+			}
+			if !noCredits && hits < 100 {
+				t.Errorf("%d of 170 requests admitted on credits, want most (up to 64 per grant)", hits)
+			}
+		})
+	}
+}
+
+// TestCreditsNeverExceed drives three replicas hard against a policy fast enough for credits: the replicas
+// together must not admit more than the policy (every credit is a slot counted in Redis).
+func TestCreditsNeverExceed(t *testing.T) {
+	t.Parallel()
+	const (
+		limit  = 1000 // per second: 1 ms apart, so up to 10 credits per grant
+		burst  = 100
+		period = time.Second
+	)
+	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
+		{Name: "fast", Key: KeyAPIKey, Limit: limit, Period: period, Burst: burst},
+	}})
+	var allowed, fallback, onCredit atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, l := range ls {
+		for range 2 {
+			wg.Go(func() {
+				for time.Since(start) < time.Second {
+					d := l.Admit(context.Background(), Request{APIKey: "acme"})
+					if d.Allowed {
+						allowed.Add(1)
+					}
+					if d.Fallback {
+						fallback.Add(1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, l := range ls {
+		onCredit.Add(l.onCredit.Load())
+	}
+	most := burst + int64(elapsed/(period/limit)) + 1
+	t.Logf("admitted %d in %s (at most %d), %d on credits", allowed.Load(), elapsed, most, onCredit.Load())
+	if fallback.Load() > 0 {
+		t.Fatalf("%d decisions without Redis", fallback.Load())
+	}
+	if allowed.Load() > most {
+		t.Errorf("admitted %d, more than the policy allows in %s (%d)", allowed.Load(), elapsed, most)
+	}
+}
