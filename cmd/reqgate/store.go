@@ -40,7 +40,7 @@ const storeUsage = `Usage:
       Apply the store's migrations and exit (a PostgreSQL URL or a SQLite file path).
   reqgate store copy --from DSN --to DSN [--account KEY ...] [--replace]
       Copy accounts (all of them by default) from one store to another, e.g. from the embedded SQLite
-      file to PostgreSQL: users with their password hashes, objects, fields, views, records (deleted ones
+      file to PostgreSQL, or back: users with their password hashes, objects, fields, views, records (deleted ones
       too, with versions and times), field history, relationships and id counters. Each account is
       written in one transaction: all of it or nothing. An account the target already holds is refused
       unless --replace is given, which replaces it in that same transaction.
@@ -162,7 +162,7 @@ func storeCopy(ctx context.Context, from, to string, keys []string, replace bool
 	defer dst.Close()
 	imp, ok := dst.(core.Importer)
 	if !ok {
-		return fmt.Errorf("target store %T cannot import accounts (copy into PostgreSQL)", dst)
+		return fmt.Errorf("target store %T cannot import accounts", dst)
 	}
 	if len(keys) == 0 {
 		if keys, err = exp.APIKeys(ctx); err != nil {

@@ -166,7 +166,8 @@ func compareStores(t *testing.T, a, b core.Store, apiKey string) (records int) {
 
 // TestStoreCopySQLiteToPostgres copies every account of a lived-in SQLite file into PostgreSQL with
 // `reqgate store copy` and compares every read, record by record; then checks that the copy refuses an
-// account the target holds unless --replace, and that ids continue where the source left them.
+// account the target holds unless --replace, that ids continue where the source left them, and that a copy
+// back into a new SQLite file reads the same as the source.
 func TestStoreCopySQLiteToPostgres(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "core.db")
 	seedSQLite(t, src)
@@ -244,6 +245,20 @@ func TestStoreCopySQLiteToPostgres(t *testing.T) {
 		t.Error("copy --replace kept a record the source does not have")
 	}
 	compareStores(t, a, b, "acme")
+
+	// And back: PostgreSQL to a new SQLite file gives the source again.
+	back := filepath.Join(t.TempDir(), "back.db")
+	if code, out := runCmd(t, "store", "copy", "--from", dst, "--to", back); code != 0 {
+		t.Fatalf("copy back to SQLite: exit %d\n%s", code, out)
+	}
+	c, err := openStore(ctx, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, key := range []string{"demo", "acme", "other"} {
+		compareStores(t, a, c, key)
+	}
 }
 
 // normalise sorts what the stores may list in different orders, and makes empty lists nil.
