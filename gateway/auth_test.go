@@ -114,6 +114,11 @@ func TestFailedLoginLimitPerIP(t *testing.T) {
 	opt.MaxUserFailures, opt.MaxIPFailures = 100, 4
 	gw := startGateway(t, opt)
 	url := gw.URL + "/api2/acme/re/1"
+	for range 10 { // requests without credentials are challenged, not counted
+		if got := do(t, http.MethodGet, url, "", "", "").Status; got != 401 {
+			t.Fatalf("no credentials: status=%d, want 401", got)
+		}
+	}
 	for i, u := range []string{"u1", "u2", "u3", "u4"} {
 		if got := do(t, http.MethodGet, url, u, "x", "").Status; got != 401 {
 			t.Fatalf("attempt %d: status=%d, want 401", i, got)

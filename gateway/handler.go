@@ -159,7 +159,10 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 		case x.coreStatus == fasthttp.StatusUnauthorized:
 			authFailures.Inc()
 			g.creds.forget(x.cred)
-			g.fails.record(x.clientIP(), x.rt.APIKey, x.cred.user)
+			if x.cred.present {
+				// A request without credentials (a client's first, challenged try) guesses nothing.
+				g.fails.record(x.clientIP(), x.rt.APIKey, x.cred.user)
+			}
 		case x.coreStatus >= 200 && x.coreStatus < 300 && !x.verified && x.cred.present:
 			// The core authenticates every /api{N}/{key}/ request before anything else, so a 2xx proves the
 			// credential for this key.
