@@ -37,11 +37,16 @@ func BenchmarkAdmitLocal(b *testing.B) {
 	benchAdmit(b, mustNew(b, Options{Policies: never}), 0)
 }
 
-// BenchmarkAdmitRedisNoAutoPipeline is BenchmarkAdmitRedis with one pooled connection per script call.
-func BenchmarkAdmitRedisNoAutoPipeline(b *testing.B) {
-	srv := redistest.Start(b)
-	benchAdmit(b, mustNew(b, Options{Policies: never, Redis: newClient(b, srv), RedisTimeout: 10 * time.Second,
-		NoAutoPipeline: true}), srv.PID())
+// BenchmarkAdmitRedisPerRequest takes every decision in Redis (NoCredits), through the autopipeliner or with one
+// pooled connection per call (NoAutoPipeline): the cost of a policy too slow for credits or near its limit.
+func BenchmarkAdmitRedisPerRequest(b *testing.B) {
+	for _, direct := range []bool{false, true} {
+		b.Run("NoAutoPipeline="+strconv.FormatBool(direct), func(b *testing.B) {
+			srv := redistest.Start(b)
+			benchAdmit(b, mustNew(b, Options{Policies: never, Redis: newClient(b, srv), RedisTimeout: 10 * time.Second,
+				NoCredits: true, NoAutoPipeline: direct}), srv.PID())
+		})
+	}
 }
 
 // BenchmarkAdmitRedisFlood is a flood far above the limit (1 request per hour): the reject cache answers almost
@@ -84,7 +89,7 @@ func BenchmarkRedisPing(b *testing.B) {
 	})
 }
 
-// BenchmarkAdmitRedis is the default shared limiter: the script through the autopipeliner.
+// BenchmarkAdmitRedis is the default shared limiter under a fast policy far from its limit: mostly credits.
 func BenchmarkAdmitRedis(b *testing.B) {
 	srv := redistest.Start(b)
 	benchAdmit(b, mustNew(b, Options{Policies: never, Redis: newClient(b, srv), RedisTimeout: 10 * time.Second}), srv.PID())
