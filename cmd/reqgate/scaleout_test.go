@@ -304,3 +304,34 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	t.Logf("%d acknowledged writes (%d before the kill) read back through both gateways; failures per writer: %v",
 		len(acked), atKill, failures)
 }
+
+// TestServeOnPostgres runs `reqgate serve` on an empty PostgreSQL database: the demo account and its
+// field history are provisioned there as on SQLite, and a restart does not provision them again.
+func TestServeOnPostgres(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	listen := freeAddr(t)
+	p := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
+	waitReady(t, p, "http://"+listen+"/readyz")
+	for _, path := range []string{"/api2/demo/re/1", "/api2/demo/re/1/fieldhistory/103", "/api2/demo/re/1/related"} {
+		if resp, body := do(t, http.MethodGet, "http://"+listen+path, "demo", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: status %d; %s", path, resp.StatusCode, body)
+		}
+	}
+	_, body := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1/fieldhistory/103", "demo", "")
+	if got, want := strings.Count(body, "<history>"), 2; got != want {
+		t.Errorf("history of the demo status field has %d entries, want %d:\n%s", got, want, body)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	p.done <- nil // for the cleanup
+	p2 := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
+	waitReady(t, p2, "http://"+listen+"/readyz")
+	_, again := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1/fieldhistory/103", "demo", "")
+	if again != body {
+		t.Errorf("history changed across a restart (demo provisioned twice?):\nbefore %s\nafter  %s", body, again)
+	}
+}
