@@ -58,11 +58,14 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			args = append(args, c.Int)
 			deleted = deleted || c.Attr == "deleted_time"
 		case "created_by", "last_updated_by":
+			if c.Op != '=' {
+				return nil, core.Invalid(c.String(), c.Attr+" takes =")
+			}
 			where.WriteString(" AND r." + c.Attr + " = ?")
 			args = append(args, c.Int)
 		default:
 			t, ok := types[c.FieldID]
-			if !ok || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
+			if !ok || c.Op != '=' || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			if !listed {
