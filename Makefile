@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/reqgate
 FUZZTIME ?= 5s
 
-.PHONY: all build run test unit fuzz chart bench lint clean
+.PHONY: all build run test unit fuzz chart bench loadtest lint clean
 
 all: build
 
@@ -33,6 +33,11 @@ chart:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
+
+# wrk against the core, the gateway (hit and miss) and a bare fasthttp ceiling, in one run (figures in
+# docs/performance.md). Needs wrk (apt-get install -y wrk).
+loadtest:
+	./gateway/loadtest/loadtest.sh 10s
 
 lint:
 	$(GO) vet ./...

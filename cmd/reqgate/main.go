@@ -70,7 +70,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reqgate %s: %v\n", role, err)
 		return 2
 	}
-	log := newLogger(cfg.Log, stderr)
+	log, logw := newLogger(cfg.Log, stderr)
+	defer logw.Close()
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}

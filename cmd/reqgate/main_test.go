@@ -320,3 +320,21 @@ func TestUnknownCommand(t *testing.T) {
 		t.Error("usage text lost its first line")
 	}
 }
+
+func TestLogWriterFlushesOnIntervalAndAtOnceForWarnings(t *testing.T) {
+	var out lockedBuffer
+	lw := newLogWriter(&out, time.Hour)
+	fmt.Fprint(lw, "time=x level=INFO msg=request\n")
+	if got := out.String(); got != "" {
+		t.Fatalf("an info line was written at once: %q", got)
+	}
+	fmt.Fprint(lw, "time=x level=WARN msg=trouble\n")
+	if got, want := out.String(), "time=x level=INFO msg=request\ntime=x level=WARN msg=trouble\n"; got != want {
+		t.Fatalf("after a warning: got %q, want %q", got, want)
+	}
+	fmt.Fprint(lw, `{"time":"x","level":"INFO","msg":"request"}`+"\n")
+	lw.Close()
+	if got := out.String(); !strings.HasSuffix(got, `"msg":"request"}`+"\n") {
+		t.Fatalf("Close did not flush: %q", got)
+	}
+}
