@@ -5,14 +5,19 @@ import (
 	"os"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/storetest"
 )
 
-// TestMain stops the package's private PostgreSQL server (started by the first test that needs it).
+// TestMain stops the package's private PostgreSQL server (started by the first test that needs it), and
+// lowers the bcrypt cost of account files: the tests check what is stored, not how slowly it was hashed.
 func TestMain(m *testing.M) {
+	accounts.BcryptCost = bcrypt.MinCost
 	code := m.Run()
 	pgtest.Stop()
 	os.Exit(code)
