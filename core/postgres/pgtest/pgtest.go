@@ -138,13 +138,31 @@ func Start() (*Server, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %v\n%s", err, out))
 	}
+	// A free port may be taken by someone else before the server binds it: then try another.
+	var lastErr error
+	for range 3 {
+		s, err := launch(bin, dir, data, cred)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "already in use") {
+			break
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, lastErr
+}
+
+// launch starts postgres on a free port of 127.0.0.1 and waits until it accepts connections.
+func launch(bin, dir, data string, cred *syscall.Credential) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, "postgres.log"))
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
@@ -156,12 +174,12 @@ func Start() (*Server, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fail(fmt.Errorf("start postgres: %w", err))
+		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	s := &Server{Dir: dir, Port: port, cmd: cmd, done: make(chan struct{}), log: logf}
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(30 * time.Second); err != nil {
-		s.Stop()
+		s.halt()
 		return nil, err
 	}
 	return s, nil
@@ -242,6 +260,12 @@ func (s *Server) exec(sql string) error {
 // Stop stops the server at once (SIGQUIT: immediate shutdown; the data is thrown away) and removes its
 // directory.
 func (s *Server) Stop() {
+	s.halt()
+	os.RemoveAll(s.Dir)
+}
+
+// halt stops the server process and closes its log.
+func (s *Server) halt() {
 	if s.cmd.Process != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
@@ -252,7 +276,6 @@ func (s *Server) Stop() {
 		}
 	}
 	s.log.Close()
-	os.RemoveAll(s.Dir)
 }
 
 // String names the server for logs.
