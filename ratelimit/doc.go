@@ -16,20 +16,27 @@
 //
 // # Redis
 //
-// Admit runs one script per request (EVALSHA, EVAL after NOSCRIPT) that reads every matching policy's TAT,
+// A decision in Redis is one script call (EVALSHA, EVAL after NOSCRIPT) that reads every matching policy's TAT,
 // decides with the time of the Redis server (so replicas share one clock) and writes all TATs only if all admit.
 // Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed. Status runs the same
 // script read-only (EVALSHA_RO) and never counts. Calls from concurrent requests share round trips through
 // go-redis' autopipeliner unless NoAutoPipeline is set. The in-process limiter (no Redis) runs the same
-// arithmetic (decide in gcra.go) on the monotonic clock. A replica remembers each Redis rejection of a key set
-// until its Retry-After and rejects the same keys meanwhile without a round trip (rejectcache.go; exact, because
-// a TAT never moves back), so a client flooding far above its limit costs Redis about one call per Retry-After
-// per replica; NoRejectCache turns it off. For fast policies (800 per second or more) far from their limit, the
-// script may also reserve a few extra slots for the replica (credits.go), which then admits that many requests
-// without a round trip; every credit is a slot counted in Redis, so the replicas never admit more than the policy
-// (an unused credit is a slot lost, not one gained), and near the limit every request goes to Redis. NoCredits
-// turns it off. All policies of one request are checked in one script,
+// arithmetic (decide in gcra.go) on the monotonic clock. All policies of one request are checked in one script,
 // so their keys must live on one Redis node: use a single Redis (or a primary with replicas), not Redis Cluster.
+//
+// Two shortcuts spare the round trip where the answer is already known, and both keep the replicas within the
+// policy:
+//
+//   - Reject cache (rejectcache.go): a replica remembers each Redis rejection of a key set until its Retry-After
+//     and rejects the same keys meanwhile locally, exactly as Redis would, since a TAT never moves back (unless
+//     Redis loses its data: then a remembered rejection can outlast it by up to its Retry-After). A client
+//     flooding far above its limit costs Redis about one call per Retry-After per replica. NoRejectCache turns
+//     it off.
+//   - Credits (credits.go): for fast policies (800 per second or more) far from their limit, the script reserves
+//     up to 64 extra slots for the replica with an admitted request, and the replica admits that many requests
+//     of the same keys without a round trip. Every credit is a slot counted in Redis, so the replicas never admit
+//     more than the policy; a credit unused within 50ms is a slot lost, not one gained. Near the limit, and for
+//     slower policies, every request goes to Redis. NoCredits turns it off.
 //
 // When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
 // fallback of OnRedisError for RedisBackoff (default 1s), then lets one request probe Redis again; the switch and
