@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			args = append(args, c.Int)
 		default:
 			t, ok := types[c.FieldID]
-			if !ok || c.Op != '=' || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
+			if !ok || c.Op != '=' {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			if !listed {

@@ -185,3 +185,20 @@ func testRelated(t *testing.T, st core.Store) {
 	check(t, "Related(re 2) after an update", relations(t, st, acme, "ft", 7)[0], `Is Child Of re-1 "Export to CSV"`)
 	check(t, "Related(re 1) after an update", relations(t, st, acme, "re", 1)[1], `Is Parent Of ft-7 "CSV writer 2"`)
 }
+
+// testSearchConditionForms checks condition spellings CheckConditions accepts: a field id with leading
+// zeros, a percent-encoded operator, a picklist value with a sign or leading zeros.
+func testSearchConditionForms(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	for _, tc := range []struct {
+		conds string
+		want  []int64
+	}{
+		{"field_0103=1", []int64{1, 4}},
+		{"field_103%3D01", []int64{1, 4}},
+		{"field_103=+2", []int64{2}},
+		{"created_by=005", []int64{1, 4}},
+	} {
+		check(t, fmt.Sprintf("Search(re, %q)", tc.conds), search(t, st, acme, "re", tc.conds), tc.want)
+	}
+}

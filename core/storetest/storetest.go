@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"History", testHistory},
 		{"Search", testSearch},
 		{"SearchDeleted", testSearchDeleted},
+		{"SearchConditionForms", testSearchConditionForms},
 		{"Related", testRelated},
 		{"ApplyIdempotent", testApplyIdempotent},
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},
