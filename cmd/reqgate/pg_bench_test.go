@@ -193,3 +193,25 @@ func BenchmarkReplicaWrites(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreCopy measures `reqgate store copy` of one account of 10,000 requirements (with their
+// history and search terms) from SQLite into PostgreSQL: Export, then Import in one transaction (COPY).
+func BenchmarkStoreCopy(b *testing.B) {
+	ctx := context.Background()
+	lite, _ := benchStores(b)
+	srv := pgtest.Shared(b)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		dst := openPG(b, srv.NewDatabase(b))
+		b.StartTimer()
+		snap, err := lite.Export(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := dst.Import(ctx, snap, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(benchRecordCount*b.N)/b.Elapsed().Seconds(), "records/s")
+}
