@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/VictoriaMetrics/metrics"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/reqgate/reqgate/core"
@@ -36,4 +38,30 @@ func openFresh(t testing.TB) *postgres.Store {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) core.Store { return openFresh(t) })
+}
+
+// TestPoolMetrics checks that an open store shows its pool in the metrics, and a closed one no longer.
+func TestPoolMetrics(t *testing.T) {
+	st := openFresh(t)
+	var b strings.Builder
+	metrics.WritePrometheus(&b, false)
+	if !strings.Contains(b.String(), "reqgate_core_store_pool_max_conns 16") {
+		t.Errorf("metrics lack the pool of the open store:\n%s", grep(b.String(), "pool"))
+	}
+	st.Close()
+	b.Reset()
+	metrics.WritePrometheus(&b, false)
+	if !strings.Contains(b.String(), "reqgate_core_store_pool_max_conns 0") {
+		t.Errorf("metrics still count the closed store's pool:\n%s", grep(b.String(), "pool"))
+	}
+}
+
+func grep(text, word string) string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, word) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -82,10 +82,14 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			fmt.Fprintf(&where, " AND r.%s %c %s", c.Attr, c.Op, arg(c.Int))
 			deleted = deleted || c.Attr == "deleted_time"
 		case "created_by", "last_updated_by":
+			if c.Op != '=' {
+				return nil, core.Invalid(c.String(), c.Attr+" takes =")
+			}
 			where.WriteString(" AND r." + c.Attr + " = " + arg(c.Int))
 		default:
+			// Matched by FieldID, which CheckConditions set: field_0103 names field 103 too.
 			t, ok := types[c.FieldID]
-			if !ok || !searchable(t) || c.Attr != "field_"+strconv.FormatInt(c.FieldID, 10) {
+			if !ok || !searchable(t) || c.Op != '=' {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			fmt.Fprintf(&where, ` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = $2

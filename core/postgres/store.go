@@ -57,6 +57,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if !strings.Contains(url, "pool_max_conn_lifetime") {
 		cfg.MaxConnLifetime = defaultMaxConnLifetime
 	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "reqgate" // names the replicas' sessions in pg_stat_activity
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
@@ -69,6 +72,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store %s: %w", redact(cfg), err)
 	}
+	registerPool(pool)
 	return s, nil
 }
 
@@ -80,6 +84,7 @@ func redact(cfg *pgxpool.Config) string {
 
 // Close closes the pool; it waits for connections in use to be released.
 func (s *Store) Close() error {
+	unregisterPool(s.pool)
 	s.pool.Close()
 	return nil
 }
