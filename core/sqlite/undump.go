@@ -26,6 +26,10 @@ func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) e
 	if snap == nil || snap.APIKey == "" {
 		return fmt.Errorf("import: %w", core.Invalid("api_key", "empty"))
 	}
+	// As Apply: no record writes meanwhile, and the cached account metadata is dropped afterwards.
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	defer s.cache.reset()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, "SELECT id FROM accounts WHERE api_key = ?", snap.APIKey).Scan(&id)
