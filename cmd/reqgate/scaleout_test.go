@@ -211,12 +211,14 @@ func TestTwoCoresSharePostgres(t *testing.T) {
 
 // TestScaleOutSurvivesKilledCore runs two gateways in front of two cores (Redis shared by the gateways,
 // PostgreSQL by the cores), writes through both gateways in parallel, and kills one core with SIGKILL in
-// the middle. Every acknowledged (201) write must be readable afterwards through both gateways, and no
-// writer may see more than the request it had in flight fail.
+// the middle; then restarts it and kills the other. Every acknowledged (201) write must be readable
+// afterwards through both gateways, and at each kill no writer may see more than the request it had in
+// flight fail.
 func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	rds := redistest.Start(t)
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	coreProcs, cores := startCores(t, 2, dsn, writeAccounts(t))
+	accounts := writeAccounts(t)
+	coreProcs, cores := startCores(t, 2, dsn, accounts)
 	var gateways []string
 	for range 2 {
 		addr := freeAddr(t)
@@ -229,8 +231,9 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	const writers = 6
 	var (
 		mu       sync.Mutex
-		acked    []string             // Locations of acknowledged creates
-		failures = map[int][]string{} // writer -> what failed
+		acked    []string                      // Locations of acknowledged creates
+		phase    int                           // 0: core 0 is killed; 1: core 0 is back, core 1 is killed
+		failures = [2]map[int][]string{{}, {}} // per phase: writer -> what failed
 		wg       sync.WaitGroup
 		stop     = make(chan struct{})
 	)
@@ -248,9 +251,9 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 				mu.Lock()
 				switch {
 				case err != nil:
-					failures[w] = append(failures[w], err.Error())
+					failures[phase][w] = append(failures[phase][w], err.Error())
 				case code != http.StatusCreated:
-					failures[w] = append(failures[w], "status "+strconv.Itoa(code))
+					failures[phase][w] = append(failures[phase][w], "status "+strconv.Itoa(code))
 				default:
 					acked = append(acked, loc)
 				}
@@ -279,14 +282,34 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	atKill := len(acked)
 	mu.Unlock()
 	waitAcked(atKill + 200) // the load goes on through the surviving core
+
+	// The killed core comes back on its address, then the other one dies: the gateways must take the
+	// recovered core back and send it the load, again with at most the request in flight failing.
+	restarted := start(t, "core", "--listen", strings.TrimPrefix(cores[0], "http://"), "--admin-listen", "off",
+		"--db", dsn, "--accounts", accounts)
+	waitReady(t, restarted, cores[0]+"/readyz")
+	mu.Lock()
+	phase = 1
+	atRestart := len(acked)
+	mu.Unlock()
+	waitAcked(atRestart + 100)
+	if err := coreProcs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	atKill2 := len(acked)
+	mu.Unlock()
+	waitAcked(atKill2 + 200)
 	close(stop)
 	wg.Wait()
 
 	mu.Lock()
 	defer mu.Unlock()
-	for w, fs := range failures {
-		if len(fs) > 1 {
-			t.Errorf("writer %d saw %d failed writes, want at most the one in flight: %v", w, len(fs), fs)
+	for p, byWriter := range failures {
+		for w, fs := range byWriter {
+			if len(fs) > 1 {
+				t.Errorf("kill %d: writer %d saw %d failed writes, want at most the one in flight: %v", p+1, w, len(fs), fs)
+			}
 		}
 	}
 	c := client()
@@ -301,8 +324,8 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d acknowledged writes (%d before the kill) read back through both gateways; failures per writer: %v",
-		len(acked), atKill, failures)
+	t.Logf("%d acknowledged writes (%d before the first kill, %d before the second) read back through both gateways; "+
+		"failures per writer: %v", len(acked), atKill, atKill2, failures)
 }
 
 // TestServeOnPostgres runs `reqgate serve` on an empty PostgreSQL database: the demo account and its
