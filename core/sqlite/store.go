@@ -90,7 +90,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	r, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"+tuning+"&_query_only=1")
 	if err != nil {
-		w.Close()
+		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	n := max(2, runtime.GOMAXPROCS(0)*2)
@@ -103,8 +103,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	if s.readRecord, err = r.PrepareContext(ctx, "SELECT "+recordCols+
-		" FROM records WHERE account_id = ? AND kind = ? AND id = ?"); err != nil {
+	if s.readRecord, err = r.PrepareContext(ctx, qRecord); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
