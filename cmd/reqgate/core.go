@@ -76,6 +76,21 @@ func (n *coreNode) provision(ctx context.Context, cfg *config.Config, log *slog.
 	if cfg.Role != config.RoleServe {
 		return nil
 	}
+	// Replicas of `serve` starting together on one empty PostgreSQL database must not both provision the
+	// demo: a store that can run a step exclusively (core/postgres) serialises the check and the writes.
+	if ex, ok := n.store.(exclusiveStore); ok {
+		return ex.Exclusive(ctx, func(ctx context.Context) error { return n.provisionDemo(ctx, log) })
+	}
+	return n.provisionDemo(ctx, log)
+}
+
+// exclusiveStore is a store that can run a step while no other process runs one (an advisory lock).
+type exclusiveStore interface {
+	Exclusive(ctx context.Context, fn func(context.Context) error) error
+}
+
+// provisionDemo gives an empty store the demo account and its field history.
+func (n *coreNode) provisionDemo(ctx context.Context, log *slog.Logger) error {
 	empty, err := n.store.Empty(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
