@@ -340,8 +340,8 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 	if err != nil {
 		return err
 	}
-	cur, err := scanRecord(ap.tx.QueryRowContext(ap.ctx, "SELECT "+recordCols+
-		" FROM records WHERE account_id = ? AND kind = ? AND id = ?", ap.account, r.Kind, r.ID))
+	var rid int64
+	cur, err := scanRecord(ap.tx.QueryRowContext(ap.ctx, qRecordRID, ap.account, r.Kind, r.ID), &rid)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		created := r.CreatedTime
@@ -350,7 +350,8 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 		}
 		rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
 			LastUpdatedTime: created, LastUpdatedBy: by}
-		if err := insertRecord(ap.ctx, ap.tx, ap.account, rec, enc); err != nil {
+		rid, err := insertRecord(ap.ctx, ap.tx, ap.account, rec, enc)
+		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES (?, ?, ?)
@@ -358,7 +359,7 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 			ap.account, r.Kind, r.ID); err != nil {
 			return fmt.Errorf("%s: raise id counter: %w", what, err)
 		}
-		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, types, nil, vals)
+		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, rid, types, nil, vals)
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -380,7 +381,7 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, types, cur.Values, vals)
+	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, rid, types, cur.Values, vals)
 }
 
 func (ap *applier) applyRelationship(r core.RelationshipSpec) error {

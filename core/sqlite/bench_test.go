@@ -72,8 +72,7 @@ func bulkLoad(tb testing.TB, s *Store, account int64, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	term, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO terms (account_id, kind, field_id, term, record_id)
-		VALUES (?, ?, ?, ?, ?)`)
+	term, err := tx.PrepareContext(ctx, qInsertTerms(1))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,13 +82,18 @@ func bulkLoad(tb testing.TB, s *Store, account int64, n int) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := ins.ExecContext(ctx, account, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy,
-			r.LastUpdatedTime, r.LastUpdatedBy, 0, "", vals); err != nil {
+		res, err := ins.ExecContext(ctx, account, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy,
+			r.LastUpdatedTime, r.LastUpdatedBy, 0, "", vals)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rid, err := res.LastInsertId()
+		if err != nil {
 			tb.Fatal(err)
 		}
 		for fid, t := range types {
 			for _, tm := range terms(t, r.Values[fid]) {
-				if _, err := term.ExecContext(ctx, account, r.Kind, fid, tm, r.ID); err != nil {
+				if _, err := term.ExecContext(ctx, account, r.Kind, fid, tm, r.ID, rid); err != nil {
 					tb.Fatal(err)
 				}
 			}

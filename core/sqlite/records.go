@@ -15,11 +15,12 @@ import (
 const recordCols = `kind, id, version, created_time, created_by, last_updated_time, last_updated_by, deleted_time,
 	version_comment, vals`
 
-func scanRecord(sc interface{ Scan(...any) error }) (core.Record, error) {
+// scanRecord reads the recordCols of a row, after the extra columns the query selects first.
+func scanRecord(sc interface{ Scan(...any) error }, extra ...any) (core.Record, error) {
 	var r core.Record
 	var vals string
-	if err := sc.Scan(&r.Kind, &r.ID, &r.Version, &r.CreatedTime, &r.CreatedBy, &r.LastUpdatedTime,
-		&r.LastUpdatedBy, &r.DeletedTime, &r.VersionComment, &vals); err != nil {
+	if err := sc.Scan(append(extra, &r.Kind, &r.ID, &r.Version, &r.CreatedTime, &r.CreatedBy, &r.LastUpdatedTime,
+		&r.LastUpdatedBy, &r.DeletedTime, &r.VersionComment, &vals)...); err != nil {
 		return core.Record{}, err
 	}
 	v, err := decodeValues(vals)
@@ -84,10 +85,11 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 		if err := tx.QueryRowContext(ctx, qAllocID, accountID, rec.Kind).Scan(&rec.ID); err != nil {
 			return fmt.Errorf("allocate id: %w", err)
 		}
-		if err := insertRecord(ctx, tx, accountID, rec, vals); err != nil {
+		rid, err := insertRecord(ctx, tx, accountID, rec, vals)
+		if err != nil {
 			return err
 		}
-		return reindex(ctx, tx, accountID, rec.Kind, rec.ID, ki.searchable, nil, rec.Values)
+		return reindex(ctx, tx, accountID, rec.Kind, rec.ID, rid, ki.searchable, nil, rec.Values)
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
@@ -96,13 +98,18 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	return rec, nil
 }
 
-func insertRecord(ctx context.Context, tx execer, accountID int64, r core.Record, vals string) error {
-	_, err := tx.ExecContext(ctx, qInsertRecord, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime, r.LastUpdatedBy,
+// insertRecord inserts a record row and returns its rowid.
+func insertRecord(ctx context.Context, tx execer, accountID int64, r core.Record, vals string) (int64, error) {
+	res, err := tx.ExecContext(ctx, qInsertRecord, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime, r.LastUpdatedBy,
 		r.DeletedTime, r.VersionComment, vals)
 	if err != nil {
-		return fmt.Errorf("insert record: %w", err)
+		return 0, fmt.Errorf("insert record: %w", err)
 	}
-	return nil
+	rid, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("insert record: %w", err)
+	}
+	return rid, nil
 }
 
 // cleanValues returns a copy of v without empty values.
@@ -130,7 +137,8 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 	err = s.writeTx(ctx, func(sqltx *sql.Tx) error {
 		tx := s.prepared(sqltx)
 		var err error
-		rec, err = scanRecord(tx.QueryRowContext(ctx, qRecord, accountID, kind, id))
+		var rid int64
+		rec, err = scanRecord(tx.QueryRowContext(ctx, qRecordRID, accountID, kind, id), &rid)
 		if err != nil {
 			return notFound(err)
 		}
@@ -165,7 +173,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 			accountID, kind, id); err != nil {
 			return fmt.Errorf("update record: %w", err)
 		}
-		return reindex(ctx, tx, accountID, kind, id, ki.searchable, old, rec.Values)
+		return reindex(ctx, tx, accountID, kind, id, rid, ki.searchable, old, rec.Values)
 	})
 	if err != nil {
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)

@@ -68,8 +68,8 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			if !listed {
-				// The first field condition is an id list, built once, that can drive the search.
-				where.WriteString(` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = ?
+				// The first field condition is a list of rowids, built once, that can drive the search.
+				where.WriteString(` AND r.rid IN (SELECT t.rid FROM terms t WHERE t.account_id = ?
 					AND t.kind = ? AND t.field_id = ? AND t.term = ?)`)
 				listed = true
 			} else {

@@ -83,7 +83,7 @@ func searchableFields(ctx context.Context, q rowQuerier, accountID int64, kind s
 
 // reindex rewrites the terms of the searchable fields (types) whose value differs between old and new (old
 // nil: a new record). The old terms are computed from the old values, so every delete is a primary-key one.
-func reindex(ctx context.Context, tx execer, accountID int64, kind string, id int64,
+func reindex(ctx context.Context, tx execer, accountID int64, kind string, id, rid int64,
 	types map[int64]core.FieldType, old, new map[int64]string) error {
 	var args []any
 	for fid, t := range types {
@@ -96,15 +96,15 @@ func reindex(ctx context.Context, tx execer, accountID int64, kind string, id in
 			}
 		}
 		for _, term := range terms(t, new[fid]) {
-			args = append(args, accountID, kind, fid, term, id)
+			args = append(args, accountID, kind, fid, term, id, rid)
 		}
 	}
 	// Few statements for the new terms (every statement costs a step, an unprepared one a prepare too), in
 	// chunks that stay far below SQLite's limit on bound variables.
-	const chunk = 200 * 5
+	const chunk = 200 * 6
 	for len(args) > 0 {
 		n := min(len(args), chunk)
-		if _, err := tx.ExecContext(ctx, qInsertTerms(n/5), args[:n]...); err != nil {
+		if _, err := tx.ExecContext(ctx, qInsertTerms(n/6), args[:n]...); err != nil {
 			return fmt.Errorf("reindex: %w", err)
 		}
 		args = args[n:]
@@ -121,19 +121,19 @@ func reindexKind(ctx context.Context, tx *sql.Tx, accountID int64, kind string) 
 	if err != nil || len(types) == 0 {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, vals FROM records WHERE account_id = ? AND kind = ?", accountID, kind)
+	rows, err := tx.QueryContext(ctx, "SELECT rid, id, vals FROM records WHERE account_id = ? AND kind = ?", accountID, kind)
 	if err != nil {
 		return fmt.Errorf("reindex %s: %w", kind, err)
 	}
 	type row struct {
-		id   int64
-		vals map[int64]string
+		rid, id int64
+		vals    map[int64]string
 	}
 	var all []row
 	for rows.Next() {
 		var r row
 		var s string
-		if err := rows.Scan(&r.id, &s); err != nil {
+		if err := rows.Scan(&r.rid, &r.id, &s); err != nil {
 			rows.Close()
 			return fmt.Errorf("reindex %s: %w", kind, err)
 		}
@@ -148,13 +148,8 @@ func reindexKind(ctx context.Context, tx *sql.Tx, accountID int64, kind string) 
 		return fmt.Errorf("reindex %s: %w", kind, err)
 	}
 	for _, r := range all {
-		for fid, t := range types {
-			for _, term := range terms(t, r.vals[fid]) {
-				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO terms (account_id, kind, field_id, term, record_id)
-					VALUES (?, ?, ?, ?, ?)`, accountID, kind, fid, term, r.id); err != nil {
-					return fmt.Errorf("reindex %s: %w", kind, err)
-				}
-			}
+		if err := reindex(ctx, tx, accountID, kind, r.id, r.rid, types, nil, r.vals); err != nil {
+			return fmt.Errorf("reindex %s: %w", kind, err)
 		}
 	}
 	return nil
