@@ -40,10 +40,14 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 	}
 	types := ki.searchable
 
-	conds, err = bySelectivity(ctx, s.r, accountID, kind, types, conds)
+	conds, fewest, err := bySelectivity(ctx, s.r, accountID, kind, types, conds)
 	if err != nil {
 		return nil, err
 	}
+	// narrow: a field condition matches fewer than estimateCap records. Its rowids then drive the search
+	// (at most estimateCap lookups, whatever else is asked), and the indexes of records are kept out of the
+	// plan: without statistics SQLite would rather walk an index in id order over the whole kind.
+	narrow := fewest >= 0 && fewest < estimateCap
 	var where strings.Builder
 	args := []any{ki.titlePath, accountID, kind}
 	deleted, listed := false, false
@@ -67,12 +71,19 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 			if !ok || c.Op != '=' {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
-			if !listed {
-				// The first field condition is a list of rowids, built once, that can drive the search.
+			switch {
+			case !listed && narrow:
+				// The most selective field condition drives the search through the rowids of its hits.
 				where.WriteString(` AND r.rid IN (SELECT t.rid FROM terms t WHERE t.account_id = ?
 					AND t.kind = ? AND t.field_id = ? AND t.term = ?)`)
 				listed = true
-			} else {
+			case !listed:
+				// A broad one: a list of ids, which SQLite may drive from or check against the index it
+				// picks for the other conditions.
+				where.WriteString(` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = ?
+					AND t.kind = ? AND t.field_id = ? AND t.term = ?)`)
+				listed = true
+			default:
 				// Further ones are point lookups per candidate: building their lists could cost far more.
 				where.WriteString(` AND EXISTS (SELECT 1 FROM terms t WHERE t.account_id = ? AND t.kind = ?
 					AND t.field_id = ? AND t.term = ? AND t.record_id = r.id)`)
@@ -85,7 +96,11 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 	} else {
 		where.WriteString(" AND r.deleted_time = 0")
 	}
-	q := "SELECT " + summaryCols + ", COALESCE(json_extract(r.vals, ?), '') FROM records r" +
+	from := "records r"
+	if narrow {
+		from = "records r NOT INDEXED"
+	}
+	q := "SELECT " + summaryCols + ", COALESCE(json_extract(r.vals, ?), '') FROM " + from +
 		" WHERE r.account_id = ? AND r.kind = ?" + where.String() + " ORDER BY r.id"
 	return querySummaries(ctx, s.r, q, args...)
 }
@@ -94,9 +109,10 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 const estimateCap = 2000
 
 // bySelectivity returns conds with the field conditions ordered by how many records they match (counted up to
-// estimateCap), fewest first, so the id list that drives the search is the shortest one.
+// estimateCap), fewest first, so the list that drives the search is the shortest one; and that count for the
+// first of them (-1 without field conditions).
 func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string, types map[int64]core.FieldType,
-	conds []core.Condition) ([]core.Condition, error) {
+	conds []core.Condition) ([]core.Condition, int, error) {
 	var fields, rest []core.Condition
 	for _, c := range conds {
 		if strings.HasPrefix(c.Attr, "field_") {
@@ -105,8 +121,8 @@ func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string
 			rest = append(rest, c)
 		}
 	}
-	if len(fields) < 2 {
-		return conds, nil
+	if len(fields) == 0 {
+		return conds, -1, nil
 	}
 	count := make(map[int]int, len(fields))
 	for i, c := range fields {
@@ -117,7 +133,7 @@ func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM terms WHERE account_id = ? AND kind = ?
 			AND field_id = ? AND term = ? LIMIT ?)`, accountID, kind, c.FieldID, searchTerm(t, c), estimateCap).Scan(&n); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		count[i] = n
 	}
@@ -129,7 +145,7 @@ func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string
 	for _, i := range idx {
 		rest = append(rest, fields[i])
 	}
-	return rest, nil
+	return rest, count[idx[0]], nil
 }
 
 func querySummaries(ctx context.Context, db *sql.DB, q string, args ...any) ([]core.Summary, error) {
