@@ -43,7 +43,8 @@ type Gateway struct {
 	upstreamCalls atomic.Uint64
 }
 
-// New builds a gateway from opt. It does not contact the upstream.
+// New builds a gateway from opt. With several cores it starts their health checks (stopped by Shutdown);
+// otherwise it does not contact the upstream.
 func New(opt Options) (*Gateway, error) {
 	opt.defaults()
 	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
@@ -74,6 +75,7 @@ func New(opt Options) (*Gateway, error) {
 		g.cache, err = cache.New(cache.Options{MaxBytes: opt.Cache.MaxBytes, TTL: opt.Cache.TTL,
 			StaleIfError: opt.Cache.StaleIfError, Now: opt.Now})
 		if err != nil {
+			up.close()
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		if opt.Redis != nil {
@@ -112,6 +114,7 @@ func (g *Gateway) Serve(ln net.Listener) error {
 // Shutdown stops accepting, waits for requests in flight until ctx ends, then releases the cache and bus.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	err := g.srv.ShutdownWithContext(ctx)
+	g.up.close()
 	if berr := g.bus.Close(); berr != nil {
 		err = errors.Join(err, fmt.Errorf("gateway: close invalidation bus: %w", berr))
 	}
@@ -128,6 +131,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 type Stats struct {
 	UpstreamRequests uint64 // requests sent to the core
 	Cache            cache.Stats
+	Upstreams        []UpstreamStats // per core, when there are several
 }
 
 // Stats returns the gateway's counters.
@@ -135,6 +139,9 @@ func (g *Gateway) Stats() Stats {
 	s := Stats{UpstreamRequests: g.upstreamCalls.Load()}
 	if g.cache != nil {
 		s.Cache = g.cache.Stats()
+	}
+	if g.up.balancer != nil {
+		s.Upstreams = g.up.balancer.stats()
 	}
 	return s
 }

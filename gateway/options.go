@@ -11,6 +11,8 @@ import (
 const (
 	DefaultUpstream        = "http://127.0.0.1:8081"
 	DefaultUpstreamTimeout = 30 * time.Second
+	DefaultHealthInterval  = time.Second
+	DefaultHealthTimeout   = time.Second
 	DefaultMaxIdleConns    = 512
 	DefaultMaxConnWait     = time.Second
 	DefaultMaxBodyBytes    = 1 << 20
@@ -28,6 +30,10 @@ type Options struct {
 	// balanced by least load.
 	Upstream  string
 	Upstreams []string
+	// HealthInterval is how often each core's /readyz is probed when there are several cores. If zero, 1s;
+	// negative: no probes (a core that refused a connection is skipped for 1s). HealthTimeout bounds one
+	// probe; if zero, 1s.
+	HealthInterval, HealthTimeout time.Duration
 	// UpstreamTimeout bounds one upstream exchange (dial, write, read). If zero, 30s.
 	UpstreamTimeout time.Duration
 	// MaxIdleConns is the connection limit per core. If zero, 512.
@@ -79,6 +85,12 @@ type CacheOptions struct {
 func (o *Options) defaults() {
 	if o.Upstream == "" {
 		o.Upstream = DefaultUpstream
+	}
+	if o.HealthInterval == 0 {
+		o.HealthInterval = DefaultHealthInterval
+	}
+	if o.HealthTimeout <= 0 {
+		o.HealthTimeout = DefaultHealthTimeout
 	}
 	if o.UpstreamTimeout <= 0 {
 		o.UpstreamTimeout = DefaultUpstreamTimeout

@@ -3,12 +3,14 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 )
 
@@ -24,6 +26,9 @@ type upstream struct {
 	prefix  string   // path prefix of the upstream URL, "" or "/x"
 	origins [][]byte // scheme://host of every core, to recognise its own address in a Location
 	timeout time.Duration
+
+	balancer *balancer // nil with one core
+	prober   *prober   // nil with one core or when health checks are off
 }
 
 func newUpstream(o *Options) (*upstream, error) {
@@ -79,12 +84,37 @@ func newUpstream(o *Options) (*upstream, error) {
 		u.client = clients[0]
 		return u, nil
 	}
-	b := &balancer{downFor: time.Second}
+	b := &balancer{downFor: time.Second, log: o.Logger}
 	for _, c := range clients {
-		b.backends = append(b.backends, &backend{hc: c})
+		be := &backend{hc: c, addr: c.Addr, probe: &fasthttp.HostClient{
+			Addr:                     c.Addr,
+			IsTLS:                    c.IsTLS,
+			Name:                     "reqgate-gateway-probe",
+			NoDefaultUserAgentHeader: true,
+			DialTimeout:              dial,
+			MaxConns:                 2,
+			MaxIdleConnDuration:      max(3*o.HealthInterval, time.Second),
+			MaxResponseBodySize:      64 << 10,
+		}}
+		be.upGauge = metrics.GetOrCreateGauge(`reqgate_gateway_upstream_up{upstream="`+c.Addr+`"}`, nil)
+		be.up.Store(true)
+		be.upGauge.Set(1)
+		b.backends = append(b.backends, be)
 	}
+	if o.HealthInterval > 0 {
+		b.probing = true
+		u.prober = b.startProber(o.HealthInterval, o.HealthTimeout, u.prefix+"/readyz", u.host, o.Logger)
+	}
+	u.balancer = b
 	u.client = b
 	return u, nil
+}
+
+// close stops the health checks, if any.
+func (u *upstream) close() {
+	if u.prober != nil {
+		u.prober.Stop()
+	}
 }
 
 // dialTimeout bounds connecting to a core, whatever is left of the request's budget: a core that does not
@@ -110,21 +140,32 @@ func isDialError(err error) bool {
 	return errors.As(err, &de) || errors.As(err, &du)
 }
 
-// balancer spreads requests over several cores: the least busy core that is not marked down. A core that
-// refuses a connection is marked down for downFor and the request goes to the next one (it was never sent,
-// so this is safe for writes); after downFor the core gets requests again, and a refusal marks it down again.
+// balancer spreads requests over several cores: the least busy core that is up. A core is out (not chosen
+// while another is up) after failed health checks (health.go), after it refused a connection, or after a
+// connection broke under a request; a successful health check puts it back. Without health checks a core is
+// out for downFor instead. If every core is out they are tried anyway: the gateway never answers 503 on its
+// own guess.
+//
+// A refused connection sends the request to the next core (it was never sent, so this is safe for writes).
 // A failure after the request was sent is returned as it is (a write must not reach a core twice), but a
-// broken connection also marks the core down and closes its pooled connections, so that only the requests
+// broken connection also takes the core out and closes its pooled connections, so that only the requests
 // in flight at a core's death fail.
 type balancer struct {
 	backends []*backend
 	downFor  time.Duration
+	probing  bool // health checks run: they, not downFor, put a core back
+	log      *slog.Logger
 	next     atomic.Uint32
 }
 
 type backend struct {
-	hc        *fasthttp.HostClient
-	downUntil atomic.Int64 // unix nanoseconds
+	hc        *fasthttp.HostClient // requests
+	probe     *fasthttp.HostClient // health checks, a pool of their own
+	addr      string               // host:port, the metric label
+	up        atomic.Bool          // health state
+	downUntil atomic.Int64         // unix nanoseconds; without health checks
+	sent      atomic.Uint64        // requests sent (or maybe sent) to this core
+	upGauge   *metrics.Gauge
 }
 
 func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, timeout time.Duration) error {
@@ -141,25 +182,37 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 		}
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
+			be.sent.Add(1)
 			return nil
 		}
 		if !isDialError(err) {
+			be.sent.Add(1)
 			// Sent, or maybe sent: not tried elsewhere. A connection closed or reset under the request says
 			// the core may be gone, and then its pooled connections are dead too: drop them and rest the core,
 			// so that the next requests go to the other cores.
 			if connectionLost(err) {
-				b.markDown(be)
+				b.markDown(be, err)
 			}
 			return err
 		}
-		b.markDown(be)
+		b.markDown(be, err)
 	}
 	return err
 }
 
-func (b *balancer) markDown(be *backend) {
+// markDown takes be out after a failed request.
+func (b *balancer) markDown(be *backend, err error) {
+	if b.probing {
+		b.setUp(be, false, "request failed: "+err.Error())
+		return
+	}
 	be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
 	be.hc.CloseIdleConnections()
+}
+
+// usable reports whether be may be chosen while another core is up.
+func (be *backend) usable(now int64) bool {
+	return be.up.Load() && be.downUntil.Load() <= now
 }
 
 // pick returns the untried backend to use: the least busy of those up, else the first untried one.
@@ -170,7 +223,7 @@ func (b *balancer) pick(tried []bool) int {
 	start := int(b.next.Add(1) % uint32(n))
 	for k := range n {
 		i := (start + k) % n
-		if tried[i] || b.backends[i].downUntil.Load() > now {
+		if tried[i] || !b.backends[i].usable(now) {
 			continue
 		}
 		if load := b.backends[i].hc.PendingRequests(); best < 0 || load < bestLoad {
@@ -186,6 +239,21 @@ func (b *balancer) pick(tried []bool) int {
 		}
 	}
 	return 0
+}
+
+// UpstreamStats describe one core behind a balancing gateway.
+type UpstreamStats struct {
+	Addr     string // host:port
+	Up       bool   // health state
+	Requests uint64 // requests sent (or maybe sent) to it
+}
+
+func (b *balancer) stats() []UpstreamStats {
+	s := make([]UpstreamStats, len(b.backends))
+	for i, be := range b.backends {
+		s[i] = UpstreamStats{Addr: be.addr, Up: be.up.Load(), Requests: be.sent.Load()}
+	}
+	return s
 }
 
 // connectionLost reports whether an exchange failed because the connection broke (closed, reset), rather
