@@ -155,8 +155,8 @@ func TestBadFileChangesNothing(t *testing.T) {
 		t.Fatalf("LoadFiles(bad) = %v, %v; want a refusal", p, err)
 	}
 
-	// Accepted by Parse, refused by the store (the example links RSK-3, which does not exist): the whole
-	// Apply is rolled back, including the demo's rename that comes first.
+	// Refused by the store (a relationship to a kind the account lacks, which Parse would have refused
+	// too): the whole Apply is rolled back, including the demo's rename that comes first.
 	data, err := os.ReadFile("testdata/contract.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -166,8 +166,11 @@ func TestBadFileChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Accounts = append([]core.AccountSpec{{APIKey: "demo", Name: "Demo renamed"}}, p.Accounts...)
+	last := &p.Accounts[len(p.Accounts)-1]
+	last.Relationships = append(last.Relationships, core.RelationshipSpec{FromKind: "re", FromID: 1,
+		ToKind: "nope", ToID: 1, Type: "related"})
 	if err := st.Apply(context.Background(), p); err == nil {
-		t.Fatal("Apply accepted a link to a record that does not exist")
+		t.Fatal("Apply accepted a link to a kind that does not exist")
 	}
 	if after := snapshot(t, st, "demo", "acme-7f3a"); after != before {
 		t.Errorf("a refused Apply changed the store:\n--- before\n%s\n--- after\n%s", before, after)
@@ -267,5 +270,28 @@ func BenchmarkDemoStartup(b *testing.B) {
 			b.Fatal(err)
 		}
 		st.Close()
+	}
+}
+
+// TestContractExampleApplies: the contract's own example file provisions an empty store. It links RE-1 to
+// RSK-3 without seeding RSK-3; that link stays hidden until the record exists.
+func TestContractExampleApplies(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	p, err := accounts.LoadFiles("testdata/contract.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, st, p)
+	acct, err := st.Account(ctx, "acme-7f3a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := st.Related(ctx, acct.ID, "re", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rel) != 1 || rel[0].Kind != "ft" || rel[0].ID != 7 || rel[0].Type != core.RelParentOf {
+		t.Fatalf("Related(RE-1) = %+v, want only FT-7 (Is Parent Of)", rel)
 	}
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
 		{"ApplyErrors", testApplyErrors},
+		{"ApplyDanglingRelationship", testApplyDanglingRelationship},
 		{"AccountsAreSeparate", testAccountsAreSeparate},
 		{"ParallelCreates", testParallelCreates},
 		{"ConcurrentUpdates", testConcurrentUpdates},
