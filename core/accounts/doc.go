@@ -22,7 +22,7 @@
 //   - Seed values go through core.Canonical. A multiple picklist takes a YAML list or "1,3"; a user picklist
 //     takes user ids or usernames of users whose id the file gives; every required field must have a value.
 //   - Relationships name records as PREFIX-<id> (RE, FT, UC, or a custom object's id_prefix; never CO), and
-//     link one pair of records once. An end need not be seeded by the file; Store.Apply refuses a link to a
-//     record that does not exist.
+//     link one pair of records once. An end need not exist (the contract's example links RSK-3 without
+//     seeding it): the link is stored and shows in related items once that record exists.
 //   - Passwords are hashed with bcrypt at BcryptCost (at most 72 bytes, bcrypt's limit).
 package accounts
