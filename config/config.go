@@ -55,7 +55,7 @@ type Server struct {
 // Log selects the log/slog handler.
 type Log struct {
 	Level  string // debug | info | warn | error; default info
-	Format string // text | json; default text
+	Format string // json | text; default json (one structured line per record; the access log is JSON)
 }
 
 // Upstream is how the gateway reaches the core.
@@ -158,7 +158,7 @@ func Default(role string) *Config {
 			ShutdownTimeout: 15 * time.Second,
 			MaxBodyBytes:    1 << 20,
 		},
-		Log: Log{Level: "info", Format: "text"},
+		Log: Log{Level: "info", Format: "json"},
 		Upstream: Upstream{
 			URL:              "http://127.0.0.1:8081",
 			Timeout:          30 * time.Second,
