@@ -82,7 +82,7 @@ func (l *lockedBuffer) String() string {
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "REQGATE_LOG_FORMAT=text")
+	cmd.Env = os.Environ()
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
