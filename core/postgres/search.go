@@ -89,11 +89,11 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 		default:
 			// Matched by FieldID, which CheckConditions set: field_0103 names field 103 too.
 			t, ok := types[c.FieldID]
-			if !ok || !searchable(t) || c.Op != '=' {
+			if !ok || !core.Searchable(t) || c.Op != '=' {
 				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
 			}
 			fmt.Fprintf(&where, ` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = $2
-				AND t.kind = $3 AND t.field_id = %s AND t.term = %s)`, arg(c.FieldID), arg(searchTerm(t, c)))
+				AND t.kind = $3 AND t.field_id = %s AND t.term = %s)`, arg(c.FieldID), arg(core.SearchTerm(t, c)))
 		}
 	}
 	if deleted {

@@ -3,63 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
 )
 
-// The terms table makes field conditions index lookups, exactly as in core/sqlite: per record and searchable
-// field, the terms a condition field_<n>=<value> matches: each selected option of a picklist (user picklists
-// included), and the lower-cased value of a Textbox when it is alphanumeric.
-
-// terms returns the index terms of one stored value of a field of type t.
-func terms(t core.FieldType, value string) []string {
-	if value == "" {
-		return nil
-	}
-	switch t {
-	case core.TypePickOne:
-		return []string{value}
-	case core.TypePickMultiple:
-		ids := core.SplitIDs(value)
-		out := make([]string, len(ids))
-		for i, n := range ids {
-			out[i] = strconv.FormatInt(n, 10)
-		}
-		return out
-	case core.TypeTextbox:
-		if !alnum(value) {
-			return nil
-		}
-		return []string{strings.ToLower(value)}
-	}
-	return nil
-}
-
-// searchTerm is the term a field condition looks up.
-func searchTerm(t core.FieldType, c core.Condition) string {
-	if t == core.TypeTextbox {
-		return strings.ToLower(c.Value)
-	}
-	return strconv.FormatInt(c.Int, 10)
-}
-
-func alnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func searchable(t core.FieldType) bool {
-	return t == core.TypePickOne || t == core.TypePickMultiple || t == core.TypeTextbox
-}
+// The terms table makes field conditions index lookups; core.SearchTerms says which terms a value gives.
 
 const searchableFieldsSQL = `SELECT id, type FROM fields WHERE account_id = $1 AND kind = $2 AND type IN ($3, $4, $5)`
 
@@ -115,7 +65,7 @@ func queueReindex(b *pgx.Batch, types map[int64]core.FieldType, accountID int64,
 			b.Queue(`DELETE FROM terms WHERE account_id = $1 AND kind = $2 AND record_id = $3 AND field_id = $4`,
 				accountID, kind, id, fid)
 		}
-		for _, term := range terms(t, new[fid]) {
+		for _, term := range core.SearchTerms(t, new[fid]) {
 			b.Queue(`INSERT INTO terms (account_id, kind, field_id, term, record_id) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT DO NOTHING`, accountID, kind, fid, term, id)
 		}
@@ -139,7 +89,7 @@ func reindex(ctx context.Context, tx pgx.Tx, accountID int64, kind string, id in
 				return fmt.Errorf("reindex: %w", err)
 			}
 		}
-		for _, term := range terms(t, new[fid]) {
+		for _, term := range core.SearchTerms(t, new[fid]) {
 			if _, err := tx.Exec(ctx, `INSERT INTO terms (account_id, kind, field_id, term, record_id)
 				VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, accountID, kind, fid, term, id); err != nil {
 				return fmt.Errorf("reindex: %w", err)
@@ -178,7 +128,7 @@ func reindexKind(ctx context.Context, tx pgx.Tx, accountID int64, kind string) e
 		}
 		for fid, t := range types {
 			seen := map[string]bool{}
-			for _, term := range terms(t, vals[fid]) {
+			for _, term := range core.SearchTerms(t, vals[fid]) {
 				if !seen[term] {
 					seen[term] = true
 					all = append(all, []any{accountID, kind, fid, term, id})

@@ -237,7 +237,7 @@ func (ap *applier) applyFields(kind string, fields []core.Field) error {
 			return fmt.Errorf("field %d: %w", f.ID, err)
 		case curKind != kind:
 			return core.Invalid(f.Name(), "field id already used by kind "+curKind)
-		case curType != string(f.Type) && (searchable(core.FieldType(curType)) || searchable(f.Type)):
+		case curType != string(f.Type) && (core.Searchable(core.FieldType(curType)) || core.Searchable(f.Type)):
 			ap.reindex[kind] = true
 		}
 		if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,

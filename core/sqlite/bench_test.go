@@ -92,7 +92,7 @@ func bulkLoad(tb testing.TB, s *Store, account int64, n int) {
 			tb.Fatal(err)
 		}
 		for fid, t := range types {
-			for _, tm := range terms(t, r.Values[fid]) {
+			for _, tm := range core.SearchTerms(t, r.Values[fid]) {
 				if _, err := term.ExecContext(ctx, account, r.Kind, fid, tm, r.ID, rid); err != nil {
 					tb.Fatal(err)
 				}

@@ -122,7 +122,7 @@ func (s *Store) kindInfo(ctx context.Context, accountID int64, kind string) (*ki
 func newKindInfo(fs []core.Field) *kindInfo {
 	ki := &kindInfo{fields: fs, searchable: map[int64]core.FieldType{}}
 	for _, f := range fs {
-		if searchable(f.Type) {
+		if core.Searchable(f.Type) {
 			ki.searchable[f.ID] = f.Type
 		}
 		if f.SpecialPurpose == "title" && ki.titlePath == nil {

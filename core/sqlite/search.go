@@ -88,7 +88,7 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 				where.WriteString(` AND EXISTS (SELECT 1 FROM terms t WHERE t.account_id = ? AND t.kind = ?
 					AND t.field_id = ? AND t.term = ? AND t.record_id = r.id)`)
 			}
-			args = append(args, accountID, kind, c.FieldID, searchTerm(t, c))
+			args = append(args, accountID, kind, c.FieldID, core.SearchTerm(t, c))
 		}
 	}
 	if deleted {
@@ -132,7 +132,7 @@ func bySelectivity(ctx context.Context, db *sql.DB, accountID int64, kind string
 		}
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM terms WHERE account_id = ? AND kind = ?
-			AND field_id = ? AND term = ? LIMIT ?)`, accountID, kind, c.FieldID, searchTerm(t, c), estimateCap).Scan(&n); err != nil {
+			AND field_id = ? AND term = ? LIMIT ?)`, accountID, kind, c.FieldID, core.SearchTerm(t, c), estimateCap).Scan(&n); err != nil {
 			return nil, 0, err
 		}
 		count[i] = n

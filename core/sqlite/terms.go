@@ -4,62 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/reqgate/reqgate/core"
 )
 
-// The terms table makes field conditions index lookups. It holds, per record and searchable field, the terms a
-// condition field_<n>=<value> matches: each selected option of a picklist (user picklists included), and the
-// lower-cased value of a Textbox when it is alphanumeric (search values are alphanumeric only, so nothing
-// else can match). Textbox search is therefore exact but case-insensitive.
-
-// terms returns the index terms of one stored value of a field of type t.
-func terms(t core.FieldType, value string) []string {
-	if value == "" {
-		return nil
-	}
-	switch t {
-	case core.TypePickOne:
-		return []string{value}
-	case core.TypePickMultiple:
-		ids := core.SplitIDs(value)
-		out := make([]string, len(ids))
-		for i, n := range ids {
-			out[i] = strconv.FormatInt(n, 10)
-		}
-		return out
-	case core.TypeTextbox:
-		if !alnum(value) {
-			return nil
-		}
-		return []string{strings.ToLower(value)}
-	}
-	return nil
-}
-
-// searchTerm is the term a field condition looks up.
-func searchTerm(t core.FieldType, c core.Condition) string {
-	if t == core.TypeTextbox {
-		return strings.ToLower(c.Value)
-	}
-	return strconv.FormatInt(c.Int, 10)
-}
-
-func alnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func searchable(t core.FieldType) bool {
-	return t == core.TypePickOne || t == core.TypePickMultiple || t == core.TypeTextbox
-}
+// The terms table makes field conditions index lookups; core.SearchTerms says which terms a value gives.
 
 // searchableFields returns the types of the searchable fields of a kind, by field id.
 func searchableFields(ctx context.Context, q rowQuerier, accountID int64, kind string) (map[int64]core.FieldType, error) {
@@ -90,12 +39,12 @@ func reindex(ctx context.Context, tx execer, accountID int64, kind string, id, r
 		if old[fid] == new[fid] {
 			continue
 		}
-		for _, term := range terms(t, old[fid]) {
+		for _, term := range core.SearchTerms(t, old[fid]) {
 			if _, err := tx.ExecContext(ctx, qDeleteTerm, accountID, kind, fid, term, id); err != nil {
 				return fmt.Errorf("reindex: %w", err)
 			}
 		}
-		for _, term := range terms(t, new[fid]) {
+		for _, term := range core.SearchTerms(t, new[fid]) {
 			args = append(args, accountID, kind, fid, term, id, rid)
 		}
 	}
