@@ -10,27 +10,40 @@ import (
 )
 
 // BenchmarkHandlerHit runs the gateway's handler on a cache hit without the network, to show the gateway's
-// own cost per hit (route parsing, credential check, cache lookup, metrics).
+// own cost per hit (route parsing, credential check, cache lookup, metrics), for XML and for the cached JSON
+// form (Accept: application/json).
 func BenchmarkHandlerHit(b *testing.B) {
 	c := coretest.Start(b, coretest.Options{})
 	gw := startGateway(b, cachedOptions(c))
-	get(b, gw.URL+benchPath)
-	get(b, gw.URL+benchPath)
-	h := gw.Handler()
-	var ctx fasthttp.RequestCtx
-	ctx.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}, nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		ctx.Request.Reset()
-		ctx.Response.Reset()
-		ctx.Request.SetRequestURI(benchPath)
-		ctx.Request.Header.SetHost("gw.test")
-		ctx.Request.Header.Set("Authorization", benchAuth)
-		h(&ctx)
-		if string(ctx.Response.Header.Peek("X-Cache")) != "HIT" {
-			b.Fatalf("X-Cache=%q", ctx.Response.Header.Peek("X-Cache"))
+	for _, accept := range []string{"", "application/json"} {
+		name := "xml"
+		if accept != "" {
+			name = "json"
 		}
+		b.Run(name, func(b *testing.B) {
+			get(b, gw.URL+benchPath, "Accept: "+accept)
+			get(b, gw.URL+benchPath, "Accept: "+accept)
+			h := gw.Handler()
+			var ctx fasthttp.RequestCtx
+			ctx.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				ctx.Request.Reset()
+				ctx.Response.Reset()
+				ctx.Request.SetRequestURI(benchPath)
+				ctx.Request.Header.SetHost("gw.test")
+				ctx.Request.Header.Set("Authorization", benchAuth)
+				if accept != "" {
+					ctx.Request.Header.Set("Accept", accept)
+				}
+				h(&ctx)
+				if string(ctx.Response.Header.Peek("X-Cache")) != "HIT" {
+					b.Fatalf("X-Cache=%q", ctx.Response.Header.Peek("X-Cache"))
+				}
+			}
+			b.ReportMetric(float64(len(ctx.Response.Body())), "body-bytes")
+		})
 	}
 }
 

@@ -29,20 +29,29 @@ func (g *Gateway) read(x *exchange) {
 	if g.scopeUser {
 		scopeUser = x.cred.user
 	}
-	key := g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
-	jsonKey := ""
+	// A JSON hit needs only the JSON key: the XML key is built when it is needed.
+	key, jsonKey := "", ""
 	if x.json {
 		jsonKey = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "json")
+	} else {
+		key = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+	}
+	xmlKey := func() string {
+		if key == "" {
+			key = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+		}
+		return key
 	}
 	bypass := noCache(&ctx.Request.Header)
 	if x.verified && !bypass {
-		if l, ok := g.lookup(x, key, jsonKey); ok && l.Fresh {
+		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
 			x.cacheRes = cacheHit
 			writeEntry(ctx, l.Entry)
 			g.cacheHeaders(x, l.Age)
 			return
 		}
 	}
+	key = xmlKey()
 	// Verified credentials of one scope share a flight; an unverified one shares only with itself, so an
 	// answer never reaches a caller whose credential the core has not accepted.
 	flightKey := key
@@ -65,7 +74,7 @@ func (g *Gateway) read(x *exchange) {
 		x.cacheRes = cacheBypass
 	}
 	if (f.err != nil || f.entry.Status >= 500) && x.verified {
-		if l, ok := g.lookup(x, key, jsonKey); ok {
+		if l, ok := g.lookup(x, xmlKey, jsonKey); ok {
 			g.cache.CountStale()
 			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.reqID, "age", l.Age.String())
 			x.cacheRes = cacheStale
@@ -101,14 +110,14 @@ func (g *Gateway) read(x *exchange) {
 
 // lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
 // translated (and stored as JSON, so the next JSON hit costs nothing).
-func (g *Gateway) lookup(x *exchange, key, jsonKey string) (cache.Lookup, bool) {
+func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
 	if !x.json {
-		return g.cache.Get(key)
+		return g.cache.Get(xmlKey())
 	}
 	if l, ok := g.cache.Get(jsonKey); ok {
 		return l, true
 	}
-	l, ok := g.cache.Get(key)
+	l, ok := g.cache.Get(xmlKey())
 	if !ok {
 		return l, false
 	}

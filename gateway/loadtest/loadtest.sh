@@ -6,7 +6,12 @@
 #             stored), one connection only: concurrent no-cache reads of one key would share a single flight
 #   ceiling   a bare fasthttp server returning the same bytes
 # at 64 connections (throughput, p50, p99) and at 1 connection (latency: the miss overhead over the core).
-# Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk: apt-get install wrk)
+# Then, at 64 connections, cache hits of three more gateways in front of the same core, against the plain hit:
+#   rl        a Redis-backed rate policy that never rejects (1,000,000 per 1s, private redis-server)  (issue 5: >= 70%)
+#   json      Accept: application/json, answered from the cached JSON form                         (issue 6: >= 90%)
+#   info      the gateway at the default log level (info, text access log to a file)
+# each pair run back to back, twice, so that the machine's drift shows.
+# Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${1:-10s}
@@ -15,9 +20,11 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
 trap cleanup EXIT
 command -v wrk >/dev/null || { echo "wrk not installed (apt-get install wrk)"; exit 1; }
+command -v redis-server >/dev/null || { echo "redis-server not installed (apt-get install redis-server)"; exit 1; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 CORE=127.0.0.1:$(free_port); GW=127.0.0.1:$(free_port); CEIL=127.0.0.1:$(free_port)
+GWR=127.0.0.1:$(free_port); GWI=127.0.0.1:$(free_port); REDIS_PORT=$(free_port)
 PATH_=/api2/demo/re/1
 AUTH="Authorization: Basic $(printf demo:demo | base64)"
 
@@ -27,14 +34,33 @@ go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
   --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!); CORE_PID=$!
 "$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
   --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!); GW_PID=$!
-for addr in "$CORE" "$GW"; do
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$TMP/redis.log" 2>&1 & PIDS+=($!)
+cat >"$TMP/rl.yaml" <<'YAML'
+ratelimit:
+  policies:
+    - name: never
+      key: api_key
+      limit: 1000000
+      period: 1s
+YAML
+for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+"$TMP/reqgate" gateway --listen "$GWR" --admin-listen off --upstream "http://$CORE" --config "$TMP/rl.yaml" \
+  --redis "redis://127.0.0.1:$REDIS_PORT/0" --set log.level=warn >"$TMP/gwr.log" 2>&1 & PIDS+=($!); GWR_PID=$!
+"$TMP/reqgate" gateway --listen "$GWI" --admin-listen off --upstream "http://$CORE" \
+  >"$TMP/gwi.log" 2>&1 & PIDS+=($!); GWI_PID=$!
+for addr in "$CORE" "$GW" "$GWR" "$GWI"; do
   for _ in $(seq 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 done
 "$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
-# Verify the credential at the gateway and fill its cache.
-for _ in 1 2 3; do curl -sf -u demo:demo "http://$GW$PATH_" >/dev/null; done
-[ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$GW$PATH_")" = HIT ] || { echo "gateway does not hit"; exit 1; }
+# Verify the credential at each gateway and fill its cache (the JSON form too).
+for addr in "$GW" "$GWR" "$GWI"; do
+  for _ in 1 2 3; do curl -sf -u demo:demo "http://$addr$PATH_" >/dev/null; done
+  [ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$addr$PATH_")" = HIT ] || { echo "gateway $addr does not hit"; exit 1; }
+done
+for _ in 1 2 3; do curl -sf -u demo:demo -H 'Accept: application/json' "http://$GW$PATH_" >/dev/null; done
+[ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo -H 'Accept: application/json' "http://$GW$PATH_")" = HIT ] ||
+  { echo "gateway does not hit JSON"; exit 1; }
 
 # cpu_ticks PID...: user+system CPU ticks of the processes so far (1/100 s each).
 cpu_ticks() { local t=0 p; for p in "$@"; do t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
@@ -51,6 +77,7 @@ run() { # name conns url "pids serving" [wrk args]
   p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   per=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { if (t > 0) printf "%.0f", n / (t / 100); else print "-" }')
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
+  RPS=$rps PER=$per
   printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
 }
 echo "wrk -t2 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -60,3 +87,20 @@ run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"
 run core     1 "http://$CORE$PATH_" "$CORE_PID"
 run miss     1 "http://$GW$PATH_"   "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
 run hit      1 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
+
+# ratio NAME A B CPU_A CPU_B: A/B of two req/s figures and of their requests per server CPU-second, as percentages.
+ratio() {
+  awk -v n="$1" -v a="$2" -v b="$3" -v ca="$4" -v cb="$5" \
+    'BEGIN { printf "  %-30s req/s %5.1f%% (%s / %s)   per CPU-second %5.1f%% (%s / %s)\n", n, 100*a/b, a, b, 100*ca/cb, ca, cb }'
+}
+for round in 1 2; do
+  echo "round $round, cache hits at 64 connections:"
+  run hit 64 "http://$GW$PATH_" "$GW_PID $CORE_PID"; HIT=$RPS HITC=$PER
+  run rl 64 "http://$GWR$PATH_" "$GWR_PID $CORE_PID"; RL=$RPS RLC=$PER
+  run json 64 "http://$GW$PATH_" "$GW_PID $CORE_PID" -H "Accept: application/json"; JSON=$RPS JSONC=$PER
+  run info 64 "http://$GWI$PATH_" "$GWI_PID $CORE_PID"; INFO=$RPS INFOC=$PER
+  ratio "redis rate policy / no limit" "$RL" "$HIT" "$RLC" "$HITC"
+  ratio "json hit / xml hit" "$JSON" "$HIT" "$JSONC" "$HITC"
+  ratio "log level info / warn" "$INFO" "$HIT" "$INFOC" "$HITC"
+done
+echo "access log lines written at info: $(wc -l <"$TMP/gwi.log")"
