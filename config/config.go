@@ -50,6 +50,9 @@ type Server struct {
 	IdleTimeout     time.Duration // keep-alive idle connection; default 60s
 	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
 	MaxBodyBytes    int64         // largest accepted request body; default 1MiB
+	// TrustedProxies are the networks (CIDR, or a single IP) of TLS-terminating proxies in front of the
+	// gateway: only from them are X-Forwarded-Proto and X-Forwarded-Host believed. Default none.
+	TrustedProxies []string
 }
 
 // Log selects the log/slog handler.

@@ -38,6 +38,7 @@ var settings = []*setting{
 	{path: "server.idle_timeout", help: "idle keep-alive connection", field: func(c *Config) any { return &c.Server.IdleTimeout }},
 	{path: "server.shutdown_timeout", help: "grace period on SIGTERM", field: func(c *Config) any { return &c.Server.ShutdownTimeout }},
 	{path: "server.max_body_bytes", help: "largest request body", field: func(c *Config) any { return &c.Server.MaxBodyBytes }},
+	{path: "server.trusted_proxies", help: "networks (CIDR or IP) whose X-Forwarded-Proto/-Host the gateway believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
 
 	{path: "log.level", help: "debug | info | warn | error", field: func(c *Config) any { return &c.Log.Level }},
 	{path: "log.format", help: "text | json", field: func(c *Config) any { return &c.Log.Format }},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -61,6 +62,7 @@ func (c *Config) Validate() error {
 	if c.Server.MaxBodyBytes < 1 || c.Server.MaxBodyBytes > maxBodyCap {
 		k.fail("server.max_body_bytes", "must be between 1 and 1GiB")
 	}
+	k.proxies(c.Server.TrustedProxies)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 
@@ -343,6 +345,33 @@ func (k *checker) overrides(os []Override, ps []Policy) {
 		seen[[2]string{o.APIKey, o.Policy}] = true
 		k.rate(at, o.Limit, o.Period, o.Burst)
 	}
+}
+
+// proxies checks server.trusted_proxies: each a CIDR network or a single IP address.
+func (k *checker) proxies(list []string) {
+	for _, p := range list {
+		if _, err := ParseNetwork(p); err != nil {
+			k.fail("server.trusted_proxies", "%v", err)
+		}
+	}
+}
+
+// ParseNetwork reads one entry of server.trusted_proxies: a CIDR network ("10.0.0.0/8") or a single IP
+// address ("192.0.2.7", a /32 or /128).
+func ParseNetwork(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("bad network %q: want a CIDR such as 10.0.0.0/8 or an IP address", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("bad network %q: want a CIDR such as 10.0.0.0/8 or an IP address", s)
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 }
 
 // origins checks cors.allowed_origins: "*" or scheme://host[:port], as browsers send in Origin.

@@ -18,7 +18,7 @@ func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 	} else {
 		req.Header.Set("X-Forwarded-For", x.clientIP())
 	}
-	req.Header.Set("X-Forwarded-Proto", scheme(x.ctx))
+	req.Header.Set("X-Forwarded-Proto", x.scheme())
 	if x.host != "" {
 		req.Header.Set("X-Forwarded-Host", x.host)
 	} else {
@@ -58,7 +58,7 @@ func (g *Gateway) forward(x *exchange) {
 	resp := &ctx.Response
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
-	rewriteLocation(&resp.Header, g.up.origins, scheme(ctx)+"://"+x.host)
+	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.host)
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(x.rt.APIKey)
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,7 @@ type Gateway struct {
 	srv       *fasthttp.Server
 	scopeUser bool
 	cors      map[string]bool
+	proxies   []netip.Prefix // trusted proxy networks
 
 	upstreamCalls atomic.Uint64
 }
@@ -49,6 +51,10 @@ func New(opt Options) (*Gateway, error) {
 	opt.defaults()
 	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
 		return nil, fmt.Errorf("gateway: cache scope %q: want account or user", opt.Cache.Scope)
+	}
+	proxies, err := parseNetworks(opt.TrustedProxies)
+	if err != nil {
+		return nil, err
 	}
 	up, err := newUpstream(&opt)
 	if err != nil {
@@ -64,6 +70,7 @@ func New(opt Options) (*Gateway, error) {
 		ids:       newRequestIDs(),
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
+		proxies:   proxies,
 	}
 	if len(opt.CORSOrigins) > 0 {
 		g.cors = make(map[string]bool, len(opt.CORSOrigins))

@@ -28,7 +28,8 @@ type exchange struct {
 	rt         route.Route
 	reqID      string
 	ip         string
-	host       string // Host as the caller sent it
+	host       string // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host)
+	proto      string // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
 	cred       credential
 	verified   bool   // the credential was accepted by the core within AuthTTL
 	json       bool   // the caller's Accept prefers JSON
@@ -98,6 +99,10 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return // a preflight, answered
 	}
 	x.host = string(ctx.Request.Header.Host())
+	x.proto = scheme(ctx)
+	if g.fromTrustedProxy(ctx) {
+		forwardedOrigin(&x)
+	}
 
 	if rt.APIKey != "" {
 		x.addHeader("Vary", "Accept")

@@ -64,6 +64,11 @@ type Options struct {
 	// Limiter, when set, limits request rates before forwarding. Nil: no limits.
 	Limiter Limiter
 
+	// TrustedProxies are the networks (CIDR, or single IP addresses) of TLS-terminating proxies in front of
+	// the gateway: from them X-Forwarded-Proto and X-Forwarded-Host say the scheme and host the caller used
+	// (for Location and the core). Empty: never believed.
+	TrustedProxies []string
+
 	// CORSOrigins are the origins allowed to call the gateway from a browser. Empty: no CORS headers.
 	CORSOrigins []string
 

@@ -60,6 +60,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, e
 		ReadTimeout:      cfg.Server.ReadTimeout,
 		WriteTimeout:     cfg.Server.WriteTimeout,
 		IdleTimeout:      cfg.Server.IdleTimeout,
+		TrustedProxies:   cfg.Server.TrustedProxies,
 		Cache: gateway.CacheOptions{
 			Enabled:      cfg.Cache.Enabled,
 			MaxBytes:     cfg.Cache.MaxBytes,

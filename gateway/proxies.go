@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Trusted proxies: behind a TLS-terminating proxy the gateway sees plain HTTP from the proxy's address, so the
+// scheme and host the caller used come from X-Forwarded-Proto and X-Forwarded-Host. Those headers are believed
+// only from the configured proxy networks; from anyone else they are replaced, as before.
+
+// parseNetworks reads Options.TrustedProxies: CIDR networks or single IP addresses.
+func parseNetworks(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if strings.Contains(s, "/") {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// fromTrustedProxy reports whether the connection comes from a configured proxy network.
+func (g *Gateway) fromTrustedProxy(ctx *fasthttp.RequestCtx) bool {
+	if len(g.proxies) == 0 {
+		return false
+	}
+	a, ok := netip.AddrFromSlice(ctx.RemoteIP())
+	if !ok {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range g.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedOrigin applies a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host to x: the first value of
+// each (the proxy nearest the caller), when it is well formed; otherwise what the connection says stands.
+func forwardedOrigin(x *exchange) {
+	h := &x.ctx.Request.Header
+	if p := firstValue(h.Peek("X-Forwarded-Proto")); bytes.EqualFold(p, []byte("https")) {
+		x.proto = "https"
+	} else if bytes.EqualFold(p, []byte("http")) {
+		x.proto = "http"
+	}
+	if host := firstValue(h.Peek("X-Forwarded-Host")); validHost(host) {
+		x.host = string(host)
+	}
+}
+
+// firstValue is the first entry of a comma-separated header value, trimmed.
+func firstValue(v []byte) []byte {
+	if i := bytes.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	return bytes.TrimSpace(v)
+}
+
+// validHost accepts host[:port] as a Location may carry it: letters, digits, '.', '-', '_', ':' and the
+// brackets of an IPv6 literal, at most 255 bytes.
+func validHost(h []byte) bool {
+	if len(h) == 0 || len(h) > 255 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
+}
+
+// scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
+func (x *exchange) scheme() string {
+	if x.proto == "" {
+		return scheme(x.ctx)
+	}
+	return x.proto
+}
