@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"log/slog"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -28,8 +29,9 @@ type exchange struct {
 	rt         route.Route
 	reqID      string
 	ip         string
-	host       string // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host)
-	proto      string // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
+	host       string         // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host)
+	proto      string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
+	proxies    []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
 	cred       credential
 	verified   bool   // the credential was accepted by the core within AuthTTL
 	json       bool   // the caller's Accept prefers JSON
@@ -41,9 +43,17 @@ type exchange struct {
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
+//
+// Behind a trusted proxy it is the nearest address in X-Forwarded-For that is not a trusted proxy (see
+// forwardedClient), so that per-IP login limits and rate policies count callers, not the proxy.
 func (x *exchange) clientIP() string {
 	if x.ip == "" {
-		x.ip = x.ctx.RemoteIP().String()
+		if x.proxies != nil {
+			x.ip = forwardedClient(x.ctx.Request.Header.Peek("X-Forwarded-For"), x.proxies)
+		}
+		if x.ip == "" {
+			x.ip = x.ctx.RemoteIP().String()
+		}
 	}
 	return x.ip
 }
@@ -101,6 +111,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x.host = string(ctx.Request.Header.Host())
 	x.proto = scheme(ctx)
 	if g.fromTrustedProxy(ctx) {
+		x.proxies = g.proxies
 		forwardedOrigin(&x)
 	}
 

@@ -66,7 +66,8 @@ type Options struct {
 
 	// TrustedProxies are the networks (CIDR, or single IP addresses) of TLS-terminating proxies in front of
 	// the gateway: from them X-Forwarded-Proto and X-Forwarded-Host say the scheme and host the caller used
-	// (for Location and the core). Empty: never believed.
+	// (for Location and the core), and X-Forwarded-For the caller's address (for the per-IP login limit, ip
+	// rate policies and the access log). Empty: never believed.
 	TrustedProxies []string
 
 	// CORSOrigins are the origins allowed to call the gateway from a browser. Empty: no CORS headers.

@@ -10,8 +10,9 @@ import (
 )
 
 // Trusted proxies: behind a TLS-terminating proxy the gateway sees plain HTTP from the proxy's address, so the
-// scheme and host the caller used come from X-Forwarded-Proto and X-Forwarded-Host. Those headers are believed
-// only from the configured proxy networks; from anyone else they are replaced, as before.
+// scheme and host the caller used come from X-Forwarded-Proto and X-Forwarded-Host, and the caller's address
+// from X-Forwarded-For. Those headers are believed only from the configured proxy networks; from anyone else
+// they are replaced (Proto, Host) or only appended to (For), as before.
 
 // parseNetworks reads Options.TrustedProxies: CIDR networks or single IP addresses.
 func parseNetworks(list []string) ([]netip.Prefix, error) {
@@ -45,13 +46,7 @@ func (g *Gateway) fromTrustedProxy(ctx *fasthttp.RequestCtx) bool {
 	if !ok {
 		return false
 	}
-	a = a.Unmap()
-	for _, p := range g.proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return inNetworks(a.Unmap(), g.proxies)
 }
 
 // forwardedOrigin applies a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host to x: the first value of
@@ -66,6 +61,40 @@ func forwardedOrigin(x *exchange) {
 	if host := firstValue(h.Peek("X-Forwarded-Host")); validHost(host) {
 		x.host = string(host)
 	}
+}
+
+// forwardedClient finds the caller in the X-Forwarded-For of a trusted proxy: walking from the right (the
+// hop nearest the gateway), the first address that is not itself a trusted proxy. Entries further left were
+// written by whoever sent them and are not believed. "" when the header holds no usable address.
+func forwardedClient(xff []byte, proxies []netip.Prefix) string {
+	last := ""
+	for len(xff) > 0 {
+		var v []byte
+		if i := bytes.LastIndexByte(xff, ','); i >= 0 {
+			v, xff = xff[i+1:], xff[:i]
+		} else {
+			v, xff = xff, nil
+		}
+		a, err := netip.ParseAddr(string(bytes.TrimSpace(v)))
+		if err != nil {
+			return last // a malformed hop: trust nothing beyond it
+		}
+		a = a.Unmap().WithZone("")
+		last = a.String()
+		if !inNetworks(a, proxies) {
+			return last
+		}
+	}
+	return last
+}
+
+func inNetworks(a netip.Addr, networks []netip.Prefix) bool {
+	for _, p := range networks {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstValue is the first entry of a comma-separated header value, trimmed.

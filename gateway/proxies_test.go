@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -54,5 +55,80 @@ func TestParseNetworks(t *testing.T) {
 	want := "[10.0.0.0/8 192.0.2.1/32 ::1/128]"
 	if s := fmt.Sprint(got); s != want {
 		t.Errorf("parseNetworks: got %s, want %s", s, want)
+	}
+}
+
+func TestForwardedClient(t *testing.T) {
+	proxies, err := parseNetworks([]string{"10.0.0.0/8", "::1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		xff, want string
+	}{
+		{"", ""},
+		{"192.0.2.1", "192.0.2.1"},
+		{"192.0.2.1, 10.0.0.5", "192.0.2.1"},
+		{"6.6.6.6, 192.0.2.1, 10.0.0.5, 10.0.0.6", "192.0.2.1"}, // the spoofable left part is not believed
+		{"10.0.0.7, 10.0.0.5", "10.0.0.7"},                      // only proxies: the farthest one
+		{"garbage, 10.0.0.5", "10.0.0.5"},                       // nothing believed beyond a malformed hop
+		{"192.0.2.1,::1", "192.0.2.1"},
+		{"::ffff:192.0.2.9", "192.0.2.9"},
+		{"2001:db8::1 , ::1", "2001:db8::1"},
+	}
+	for _, tt := range tests {
+		if got := forwardedClient([]byte(tt.xff), proxies); got != tt.want {
+			t.Errorf("forwardedClient(%q) = %q, want %q", tt.xff, got, tt.want)
+		}
+	}
+}
+
+func FuzzForwardedHeaders(f *testing.F) {
+	proxies, _ := parseNetworks([]string{"10.0.0.0/8", "::1"})
+	f.Add("192.0.2.1, 10.0.0.5", "https", "api.example.com")
+	f.Add(",,,", "HTTPS, http", "[::1]:8443")
+	f.Fuzz(func(t *testing.T, xff, proto, host string) {
+		if got := forwardedClient([]byte(xff), proxies); got != "" {
+			if _, err := netip.ParseAddr(got); err != nil {
+				t.Fatalf("forwardedClient(%q) = %q, not an address", xff, got)
+			}
+		}
+		if p := firstValue([]byte(proto)); len(p) > len(proto) {
+			t.Fatalf("firstValue grew %q", proto)
+		}
+		if validHost([]byte(host)) && (len(host) > 255 || strings.ContainsAny(host, "/?#@ \r\n")) {
+			t.Fatalf("validHost accepted %q", host)
+		}
+	})
+}
+
+// TestFailedLoginsPerForwardedIP: behind a trusted proxy the per-IP login limit counts the callers named in
+// X-Forwarded-For, not the proxy; from an untrusted peer the header changes nothing.
+func TestFailedLoginsPerForwardedIP(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	for _, trusted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			opt := Options{Upstream: c.URL, MaxUserFailures: 100, MaxIPFailures: 2}
+			if trusted {
+				opt.TrustedProxies = []string{"127.0.0.1"}
+			}
+			gw := startGateway(t, opt)
+			url := gw.URL + "/api2/demo/re/1"
+			for i, u := range []string{"u1", "u2"} {
+				if got := do(t, http.MethodGet, url, u, "x", "", "X-Forwarded-For: 192.0.2.1").Status; got != http.StatusUnauthorized {
+					t.Fatalf("attempt %d: status %d, want 401", i, got)
+				}
+			}
+			if got, want := do(t, http.MethodGet, url, "u3", "x", "", "X-Forwarded-For: 192.0.2.1").Status, http.StatusTooManyRequests; got != want {
+				t.Errorf("third failure of one caller: status %d, want %d", got, want)
+			}
+			want := http.StatusOK // another caller behind the same proxy
+			if !trusted {
+				want = http.StatusTooManyRequests // one peer address: everyone is blocked
+			}
+			if got := do(t, http.MethodGet, url, "demo", "demo", "", "X-Forwarded-For: 192.0.2.2").Status; got != want {
+				t.Errorf("other caller: status %d, want %d", got, want)
+			}
+		})
 	}
 }
