@@ -14,7 +14,7 @@ func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 	stripHop(&req.Header)
 	req.Header.Del("Accept-Encoding") // bodies are cached and rewritten as they are: no compressed variants
 	// The peer's own address is appended (a trusted proxy's too), as each hop does.
-	remote := x.ctx.RemoteIP().String()
+	remote := x.peerIP()
 	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
 		req.Header.Set("X-Forwarded-For", string(prior)+", "+remote)
 	} else {

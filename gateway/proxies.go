@@ -127,3 +127,11 @@ func (x *exchange) scheme() string {
 	}
 	return x.proto
 }
+
+// peerIP is the address of the connection's peer: the caller, or the trusted proxy it came through.
+func (x *exchange) peerIP() string {
+	if x.proxies == nil {
+		return x.clientIP()
+	}
+	return x.ctx.RemoteIP().String()
+}
