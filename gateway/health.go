@@ -104,6 +104,7 @@ func (b *balancer) setUp(be *backend, up bool, why string) {
 		b.log.Info("upstream up", "upstream", be.addr, "reason", why)
 		return
 	}
+	be.downAt.Store(time.Now().UnixNano())
 	be.upGauge.Set(0)
 	be.hc.CloseIdleConnections()
 	metrics.GetOrCreateCounter(`reqgate_gateway_upstream_transitions_total{upstream="` + be.addr + `",to="down"}`).Inc()

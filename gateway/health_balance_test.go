@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/reqgate/reqgate/core/coretest"
 )
 
@@ -148,5 +150,30 @@ func TestAllCoresDownStillTried(t *testing.T) {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "").Status == http.StatusOK
 	}) {
 		t.Fatal("no success after a core came back")
+	}
+}
+
+// TestPickAllOut: when every core is out, the one out the longest is tried first, then the others by the same
+// order; a core that is up always wins.
+func TestPickAllOut(t *testing.T) {
+	b := &balancer{probing: true}
+	for _, at := range []int64{300, 100, 200} {
+		be := &backend{hc: &fasthttp.HostClient{Addr: "127.0.0.1:1"}}
+		be.downAt.Store(at)
+		b.backends = append(b.backends, be)
+	}
+	tried := make([]bool, 3)
+	var got []int
+	for range 3 {
+		i := b.pick(tried)
+		tried[i] = true
+		got = append(got, i)
+	}
+	if want := []int{1, 2, 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("order with all out: got %v, want %v", got, want)
+	}
+	b.backends[0].up.Store(true)
+	if got, want := b.pick(make([]bool, 3)), 0; got != want {
+		t.Errorf("with core 0 up: got %d, want %d", got, want)
 	}
 }

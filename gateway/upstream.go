@@ -164,6 +164,7 @@ type backend struct {
 	addr      string               // host:port, the metric label
 	up        atomic.Bool          // health state
 	downUntil atomic.Int64         // unix nanoseconds; without health checks
+	downAt    atomic.Int64         // unix nanoseconds of the last time it was taken out
 	sent      atomic.Uint64        // requests sent (or maybe sent) to this core
 	upGauge   *metrics.Gauge
 }
@@ -180,9 +181,13 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 		if left <= 0 {
 			return fasthttp.ErrTimeout
 		}
+		wasOut := !be.usable(time.Now().UnixNano())
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
 			be.sent.Add(1)
+			if wasOut {
+				b.markUp(be) // tried while every core was out, and it answered: as good as a probe
+			}
 			return nil
 		}
 		if !isDialError(err) {
@@ -200,14 +205,24 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 	return err
 }
 
-// markDown takes be out after a failed request.
+// markDown takes be out after a failed request. Its pooled connections are closed at every such failure, not
+// only the first: a connection that was busy at the first one may have come back to the pool since.
 func (b *balancer) markDown(be *backend, err error) {
+	be.hc.CloseIdleConnections()
 	if b.probing {
 		b.setUp(be, false, "request failed: "+err.Error())
 		return
 	}
+	be.downAt.Store(time.Now().UnixNano())
 	be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
-	be.hc.CloseIdleConnections()
+}
+
+// markUp puts be back after a request it answered.
+func (b *balancer) markUp(be *backend) {
+	be.downUntil.Store(0)
+	if b.probing {
+		b.setUp(be, true, "request succeeded")
+	}
 }
 
 // usable reports whether be may be chosen while another core is up.
@@ -215,7 +230,7 @@ func (be *backend) usable(now int64) bool {
 	return be.up.Load() && be.downUntil.Load() <= now
 }
 
-// pick returns the untried backend to use: the least busy of those up, else the first untried one.
+// pick returns the untried backend to use: the least busy of those up, else the one out the longest.
 func (b *balancer) pick(tried []bool) int {
 	now := time.Now().UnixNano()
 	best, bestLoad := -1, 0
@@ -233,12 +248,16 @@ func (b *balancer) pick(tried []bool) int {
 	if best >= 0 {
 		return best
 	}
+	// Every untried core is out: the one out the longest first, as the likeliest to be back (a core that
+	// has just failed is the least likely).
+	best = -1
 	for k := range n {
-		if i := (start + k) % n; !tried[i] {
-			return i
+		i := (start + k) % n
+		if !tried[i] && (best < 0 || b.backends[i].downAt.Load() < b.backends[best].downAt.Load()) {
+			best = i
 		}
 	}
-	return 0
+	return max(best, 0)
 }
 
 // UpstreamStats describe one core behind a balancing gateway.
