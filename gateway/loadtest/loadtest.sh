@@ -10,7 +10,7 @@
 #   rl        a Redis-backed rate policy that never rejects (1,000,000 per 1s, private redis-server, whose CPU
 #             counts as server CPU)                                                                (issue 5: >= 70%)
 #   json      Accept: application/json, answered from the cached JSON form                         (issue 6: >= 90%)
-#   info      the gateway at the default log level (info, text access log to a file)
+#   info      the gateway with the default log settings (level info: one access-log line per request, to a file)
 # each pair run back to back, twice, so that the machine's drift shows.
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
 set -euo pipefail
