@@ -13,9 +13,17 @@
 #   info      the gateway with the default log settings (level info: one access-log line per request, to a file)
 # each pair run back to back, twice, so that the machine's drift shows.
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
+# PIN=1 pins the servers to CPU 0 and wrk (one thread) to CPU 1, so the load generator does not compete with
+# the server under test for the same core (on this 2-core machine wrk otherwise takes about one core).
+# ROUNDS=N sets the rounds of the ratio part (default 2; 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${1:-10s}
+ROUNDS=${ROUNDS:-2}
+SRV=() LOAD=() THREADS=2
+if [ "${PIN:-0}" = 1 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  SRV=(taskset -c 0) LOAD=(taskset -c 1) THREADS=1
+fi
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
@@ -31,11 +39,11 @@ AUTH="Authorization: Basic $(printf demo:demo | base64)"
 
 go build -o "$TMP/reqgate" ./cmd/reqgate
 go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
-"$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
+"${SRV[@]}" "$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
   --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!); CORE_PID=$!
-"$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
+"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
   --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!); GW_PID=$!
-redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$TMP/redis.log" 2>&1 & PIDS+=($!); REDIS_PID=$!
+"${SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$TMP/redis.log" 2>&1 & PIDS+=($!); REDIS_PID=$!
 cat >"$TMP/rl.yaml" <<'YAML'
 ratelimit:
   policies:
@@ -45,14 +53,14 @@ ratelimit:
       period: 1s
 YAML
 for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-"$TMP/reqgate" gateway --listen "$GWR" --admin-listen off --upstream "http://$CORE" --config "$TMP/rl.yaml" \
+"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GWR" --admin-listen off --upstream "http://$CORE" --config "$TMP/rl.yaml" \
   --redis "redis://127.0.0.1:$REDIS_PORT/0" --set log.level=warn >"$TMP/gwr.log" 2>&1 & PIDS+=($!); GWR_PID=$!
-"$TMP/reqgate" gateway --listen "$GWI" --admin-listen off --upstream "http://$CORE" \
+"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GWI" --admin-listen off --upstream "http://$CORE" \
   >"$TMP/gwi.log" 2>&1 & PIDS+=($!); GWI_PID=$!
 for addr in "$CORE" "$GW" "$GWR" "$GWI"; do
   for _ in $(seq 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 done
-"$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
+"${SRV[@]}" "$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
 # Verify the credential at each gateway and fill its cache (the JSON form too).
 for addr in "$GW" "$GWR" "$GWI"; do
@@ -70,7 +78,7 @@ run() { # name conns url "pids serving" [wrk args]
   local name=$1 conns=$2 url=$3 pids=$4; shift 4
   local before after out
   before=$(cpu_ticks $pids)
-  out=$(wrk -t"$(( conns < 2 ? 1 : 2 ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
+  out=$("${LOAD[@]}" wrk -t"$(( conns < THREADS ? conns : THREADS ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
   after=$(cpu_ticks $pids)
   local rps p50 p99 n per
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
@@ -81,7 +89,7 @@ run() { # name conns url "pids serving" [wrk args]
   RPS=$rps PER=$per
   printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
 }
-echo "wrk -t2 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "wrk -t$THREADS -d$DUR${LOAD:+ (pinned: servers on CPU 0, wrk on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 run core    64 "http://$CORE$PATH_" "$CORE_PID"
 run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
 run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"
@@ -94,7 +102,7 @@ ratio() {
   awk -v n="$1" -v a="$2" -v b="$3" -v ca="$4" -v cb="$5" \
     'BEGIN { printf "  %-30s req/s %5.1f%% (%s / %s)   per CPU-second %5.1f%% (%s / %s)\n", n, 100*a/b, a, b, 100*ca/cb, ca, cb }'
 }
-for round in 1 2; do
+for round in $(seq "$ROUNDS"); do
   echo "round $round, cache hits at 64 connections:"
   run hit 64 "http://$GW$PATH_" "$GW_PID $CORE_PID"; HIT=$RPS HITC=$PER
   run rl 64 "http://$GWR$PATH_" "$GWR_PID $CORE_PID $REDIS_PID"; RL=$RPS RLC=$PER
