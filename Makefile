@@ -18,12 +18,22 @@ test: lint unit fuzz chart
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-# A short seeded run of every fuzz target (the seed corpus also runs in `unit`).
+# A short seeded run of every fuzz target (the seed corpus also runs in `unit`). A failing input is saved under
+# the package's testdata/fuzz and fails the run; a failure that leaves no input behind (the fuzzing engine's own
+# "process hung or terminated unexpectedly" on a loaded machine) is shown and retried once.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+	    dir=$$($(GO) list -f '{{.Dir}}' $$pkg)/testdata/fuzz/$$t; \
+	    before=$$(ls $$dir 2>/dev/null | wc -l); \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
+	      cat $$log; \
+	      if [ "$$(ls $$dir 2>/dev/null | wc -l)" != "$$before" ]; then echo "$$t: failing input saved in $$dir"; exit 1; fi; \
+	      echo "$$t: failed without a failing input; retrying once"; \
+	      $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    fi; \
 	  done; \
 	done
 
