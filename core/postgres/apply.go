@@ -73,7 +73,7 @@ func applyAccount(ctx context.Context, tx pgx.Tx, a *core.AccountSpec, now int64
 		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, a.APIKey, a.Name).Scan(&ap.account); err != nil {
 		return fmt.Errorf("upsert account: %w", err)
 	}
-	for _, o := range builtinObjects {
+	for _, o := range core.BuiltinObjects() {
 		if err := ap.upsertObject(o); err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (ap *applier) upsertObject(o core.Object) error {
 		ON CONFLICT (account_id, api_prefix) DO UPDATE SET name_singular = excluded.name_singular,
 		name_plural = excluded.name_plural, description = excluded.description, id_prefix = excluded.id_prefix,
 		custom = excluded.custom`,
-		ap.account, o.APIPrefix, objectUniqueID(ap.apiKey, o.APIPrefix), o.NameSingular, o.NamePlural,
+		ap.account, o.APIPrefix, core.ObjectUniqueID(ap.apiKey, o.APIPrefix), o.NameSingular, o.NamePlural,
 		o.Description, o.IDPrefix, o.Custom)
 	if err != nil {
 		return fmt.Errorf("upsert object %s: %w", o.APIPrefix, err)

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -13,20 +11,6 @@ import (
 // kindOrder sorts kinds as the interface lists them: re, ft, uc, then custom kinds by api_prefix, compared
 // byte by byte (COLLATE "C") as SQLite does, whatever the database's collation.
 const kindOrder = `CASE %[1]s WHEN 're' THEN 0 WHEN 'ft' THEN 1 WHEN 'uc' THEN 2 ELSE 3 END, %[1]s COLLATE "C"`
-
-// builtinObjects are the kinds every account has.
-var builtinObjects = []core.Object{
-	{APIPrefix: core.KindRequirement, NameSingular: "Requirement", NamePlural: "Requirements", IDPrefix: "RE"},
-	{APIPrefix: core.KindFeature, NameSingular: "Feature", NamePlural: "Features", IDPrefix: "FT"},
-	{APIPrefix: core.KindUseCase, NameSingular: "Use Case", NamePlural: "Use Cases", IDPrefix: "UC"},
-}
-
-// objectUniqueID is the object_unique_id of a kind: stable across restarts and stores (the same derivation
-// as core/sqlite, so a copied account keeps its ids), opaque, URL-safe.
-func objectUniqueID(apiKey, apiPrefix string) string {
-	sum := sha256.Sum256([]byte("reqgate object\x00" + apiKey + "\x00" + apiPrefix))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
 
 // Objects returns the built-in kinds (re, ft, uc) then the custom objects ordered by api_prefix.
 func (s *Store) Objects(ctx context.Context, accountID int64) ([]core.Object, error) {

@@ -92,7 +92,7 @@ func importRows(ctx context.Context, tx *sql.Tx, id int64, snap *core.Snapshot) 
 	for _, o := range snap.Objects {
 		uid := o.UniqueID
 		if uid == "" {
-			uid = objectUniqueID(snap.APIKey, o.APIPrefix)
+			uid = core.ObjectUniqueID(snap.APIKey, o.APIPrefix)
 		}
 		objects = append(objects, []any{id, o.APIPrefix, uid, o.NameSingular, o.NamePlural, o.Description,
 			o.IDPrefix, o.Custom})
