@@ -173,8 +173,9 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	ctx.SetConnectionClose()
 }
 
-// ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING).
-func (g *Gateway) ready() error {
+// Ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING): the
+// gateway's /readyz, for an admin listener of the caller's own.
+func (g *Gateway) Ready() error {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)

@@ -96,7 +96,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return
 	case "/readyz":
 		ctx.SetContentType("text/plain; charset=utf-8")
-		if err := g.ready(); err != nil {
+		if err := g.Ready(); err != nil {
 			g.log.Warn("readyz: not ready", "err", err)
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 			ctx.SetBodyString("not ready\n")

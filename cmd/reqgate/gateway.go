@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,16 +16,15 @@ import (
 
 // gatewayNode is the gateway with its Redis client (when --redis is set).
 type gatewayNode struct {
-	gw    *gateway.Gateway
-	rdb   *redis.Client
-	addr  string
-	probe *http.Client
+	gw   *gateway.Gateway
+	rdb  *redis.Client
+	addr string
 }
 
 // startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
 // or a comma-separated list).
 func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
-	n := &gatewayNode{probe: &http.Client{Timeout: readyTimeout}}
+	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
 		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
 		if err != nil {
@@ -129,22 +127,8 @@ func never(d time.Duration) time.Duration {
 	return d
 }
 
-// ready asks the gateway's own /readyz, which checks the upstream core and Redis.
-func (n *gatewayNode) ready(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.addr+"/readyz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := n.probe.Do(req)
-	if err != nil {
-		return fmt.Errorf("gateway: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("gateway: /readyz answered %d", resp.StatusCode)
-	}
-	return nil
-}
+// ready checks what the gateway's /readyz checks: the upstream core and, when configured, Redis.
+func (n *gatewayNode) ready(context.Context) error { return n.gw.Ready() }
 
 func (n *gatewayNode) shutdown(ctx context.Context) error {
 	err := n.gw.Shutdown(ctx)
