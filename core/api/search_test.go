@@ -171,6 +171,8 @@ func TestV2SearchInvalid(t *testing.T) {
 		{"no value", "created_by=", "created_by"},
 		{"bad encoding", "created_by%3", "created_by"},
 		{"one bad among good", "created_by=5&field_102=x", "field_102"},
+		{"field id with a leading zero", "field_0103=1", "field_0103"},
+		{"field id with a sign", "field_%2B103=1", "field_+103"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
