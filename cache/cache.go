@@ -107,12 +107,15 @@ func (c *Cache) TTL() time.Duration { return c.opt.TTL }
 // generation is read now, so a key taken before an upstream call names the state before any write that
 // finishes during the call: such a late fill lands under an old generation and is never read.
 func (c *Cache) Key(account, user string, version int, path, query, repr string) string {
-	b := make([]byte, 0, 48+len(account)+len(user)+len(path)+len(query)+len(repr))
-	b = strconv.AppendUint(b, c.epoch.Load(), 10)
+	var buf [256]byte // one allocation, the key itself, for a key that fits
+	b := strconv.AppendUint(buf[:0], c.epoch.Load(), 10)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, c.Generation(account), 10)
-	for _, s := range []string{account, user, strconv.Itoa(version), path, query, repr} {
+	for i, s := range [...]string{account, user, "", path, query, repr} {
 		b = append(b, 0)
+		if i == 2 {
+			b = strconv.AppendInt(b, int64(version), 10)
+		}
 		b = append(b, s...)
 	}
 	return string(b)
@@ -150,14 +153,17 @@ type Lookup struct {
 }
 
 // Get returns the entry under key, fresh or (within StaleIfError) stale. ok is false when there is none.
-func (c *Cache) Get(key string) (l Lookup, ok bool) {
+func (c *Cache) Get(key string) (l Lookup, ok bool) { return c.GetAt(key, c.opt.Now()) }
+
+// GetAt is Get at a time the caller has already read from the cache's clock (Options.Now).
+func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 	e, found := c.store.Get(key)
 	if !found {
 		c.misses.Add(1)
 		missesTotal.Inc()
 		return Lookup{}, false
 	}
-	age := c.opt.Now().Sub(e.Stored)
+	age := now.Sub(e.Stored)
 	if age < 0 {
 		age = 0
 	}

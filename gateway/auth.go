@@ -86,15 +86,15 @@ func (c *credentials) parse(auth []byte, apiKey string) credential {
 	return cr
 }
 
-// verified reports whether the core accepted this credential within the TTL.
-func (c *credentials) verified(cr credential) bool {
+// verified reports whether the core accepted this credential within the TTL before now.
+func (c *credentials) verified(cr credential, now time.Time) bool {
 	if !cr.present || c.ttl <= 0 {
 		return false
 	}
 	c.mu.RLock()
 	exp, ok := c.m[cr.digest]
 	c.mu.RUnlock()
-	return ok && c.now().Before(exp)
+	return ok && now.Before(exp)
 }
 
 // remember records that the core accepted the credential.

@@ -85,11 +85,30 @@ func (g *Gateway) cacheHeaders(x *exchange, age time.Duration) {
 	if x.cacheRes == "" {
 		return
 	}
+	// SetCanonical with names already canonical: this runs on every hit, and Set would normalise them again.
+	var buf [20]byte
 	h := &x.ctx.Response.Header
-	h.Set("X-Cache", x.cacheRes)
-	h.Set("Age", ageString(age))
+	h.SetCanonical(headerXCache, cacheValue(x.cacheRes))
+	h.SetCanonical(headerAge, strconv.AppendInt(buf[:0], max(int64(age/time.Second), 0), 10))
 }
 
-func ageString(age time.Duration) string {
-	return strconv.FormatInt(max(int64(age/time.Second), 0), 10)
+var (
+	headerXCache = []byte("X-Cache")
+	headerAge    = []byte("Age")
+	valueHit     = []byte(cacheHit)
+	valueMiss    = []byte(cacheMiss)
+	valueStale   = []byte(cacheStale)
+	valueBypass  = []byte(cacheBypass)
+)
+
+func cacheValue(res string) []byte {
+	switch res {
+	case cacheHit:
+		return valueHit
+	case cacheStale:
+		return valueStale
+	case cacheBypass:
+		return valueBypass
+	}
+	return valueMiss
 }

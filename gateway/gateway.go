@@ -196,3 +196,6 @@ func (g *Gateway) Ready() error {
 	}
 	return nil
 }
+
+// now is the gateway's clock (Options.Now), read once per request.
+func (g *Gateway) now() time.Time { return g.opt.Now() }

@@ -29,12 +29,14 @@ type exchange struct {
 	rt         route.Route
 	reqID      string
 	ip         string
+	now        time.Time      // when the request began, by the gateway's clock: credential and cache freshness
 	host       string         // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host)
 	proto      string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
 	proxies    []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
 	cred       credential
 	verified   bool   // the credential was accepted by the core within AuthTTL
 	json       bool   // the caller's Accept prefers JSON
+	noCache    bool   // the caller asked to revalidate (Cache-Control: no-cache, Pragma: no-cache)
 	cacheRes   string // X-Cache value, "" when not a cacheable read
 	coreStatus int    // status the core gave this caller's own request, 0 when it was not asked
 	upstream   time.Duration
@@ -63,8 +65,8 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 
 // handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	start := time.Now()
-	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}}
+	start := g.now()
+	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: start}
 	x.extra = x.extraBuf[:0]
 	defer func() {
 		if p := recover(); p != nil {
@@ -75,14 +77,16 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		g.finish(&x, start)
 	}()
 
-	if id := ctx.Request.Header.Peek(headerRequestID); validRequestID(id) {
-		x.reqID = string(id)
+	hdr := scanHeaders(&ctx.Request.Header)
+	if validRequestID(hdr.requestID) {
+		x.reqID = string(hdr.requestID)
 	} else {
 		x.reqID = g.ids.next()
 	}
 	x.addHeader(headerRequestID, x.reqID)
 
-	x.json = translate.WantsJSON(ctx.Request.Header.Peek("Accept"))
+	x.json = translate.WantsJSON(hdr.accept)
+	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
 	rt, err := route.Parse(ctx.RequestURI())
 	if err != nil {
 		g.writeErr(&x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
@@ -105,7 +109,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyString("ready\n")
 		return
 	}
-	if g.cors != nil && g.corsHeaders(&x) {
+	if g.cors != nil && g.corsHeaders(&x, hdr.origin) {
 		return // a preflight, answered
 	}
 	x.host = string(ctx.Request.Header.Host())
@@ -117,8 +121,8 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 
 	if rt.APIKey != "" {
 		x.addHeader("Vary", "Accept")
-		x.cred = g.creds.parse(ctx.Request.Header.Peek("Authorization"), rt.APIKey)
-		x.verified = g.creds.verified(x.cred)
+		x.cred = g.creds.parse(hdr.authorization, rt.APIKey)
+		x.verified = g.creds.verified(x.cred, x.now)
 		if !x.verified {
 			if wait := g.fails.blocked(x.clientIP(), rt.APIKey, x.cred.user); wait > 0 {
 				authBlocked.Inc()
@@ -186,7 +190,7 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 			g.creds.remember(x.cred)
 		}
 	}
-	elapsed := time.Since(start)
+	elapsed := max(g.now().Sub(start), 0)
 	countRequest(x.rt.Class, status, x.cacheRes)
 	histogram("request", x.rt.Class).Update(elapsed.Seconds())
 	if x.upstream > 0 {
@@ -209,10 +213,44 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 	}
 }
 
+// requestHeaders are the request headers every request reads, found in one pass over the header list
+// (each fasthttp Peek normalises its key and scans the list again). The slices point into the request's
+// buffer: they are read before anything changes the request for forwarding.
+type requestHeaders struct {
+	requestID, accept, authorization, cacheControl, pragma, origin []byte
+}
+
+// scanHeaders finds the headers of requestHeaders, the first of each name. Header names are in canonical
+// form here: the server normalises them as it parses (fasthttp's default).
+func scanHeaders(h *fasthttp.RequestHeader) (r requestHeaders) {
+	for k, v := range h.All() {
+		var dst *[]byte
+		switch string(k) {
+		case headerRequestID:
+			dst = &r.requestID
+		case "Accept":
+			dst = &r.accept
+		case "Authorization":
+			dst = &r.authorization
+		case "Cache-Control":
+			dst = &r.cacheControl
+		case "Pragma":
+			dst = &r.pragma
+		case "Origin":
+			dst = &r.origin
+		default:
+			continue
+		}
+		if *dst == nil {
+			*dst = v
+		}
+	}
+	return r
+}
+
 // corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true).
-func (g *Gateway) corsHeaders(x *exchange) bool {
+func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	ctx := x.ctx
-	origin := ctx.Request.Header.Peek("Origin")
 	if len(origin) == 0 {
 		return false
 	}

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bufio"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -26,16 +28,24 @@ func BenchmarkHandlerHit(b *testing.B) {
 			h := gw.Handler()
 			var ctx fasthttp.RequestCtx
 			ctx.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}, nil)
+			// The request is parsed from its bytes each time, as the server does, so the figure includes
+			// fasthttp's parse of the headers the handler reads.
+			raw := "GET " + benchPath + " HTTP/1.1\r\nHost: gw.test\r\nAuthorization: " + benchAuth + "\r\n"
+			if accept != "" {
+				raw += "Accept: " + accept + "\r\n"
+			}
+			raw += "\r\n"
+			src := strings.NewReader(raw)
+			br := bufio.NewReader(src)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				ctx.Request.Reset()
 				ctx.Response.Reset()
-				ctx.Request.SetRequestURI(benchPath)
-				ctx.Request.Header.SetHost("gw.test")
-				ctx.Request.Header.Set("Authorization", benchAuth)
-				if accept != "" {
-					ctx.Request.Header.Set("Accept", accept)
+				src.Reset(raw)
+				br.Reset(src)
+				if err := ctx.Request.Read(br); err != nil {
+					b.Fatal(err)
 				}
 				h(&ctx)
 				if string(ctx.Response.Header.Peek("X-Cache")) != "HIT" {

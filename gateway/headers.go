@@ -50,7 +50,9 @@ func newRequestIDs() *requestIDs {
 }
 
 func (r *requestIDs) next() string {
-	return r.prefix + strconv.FormatUint(r.n.Add(1), 36)
+	b := make([]byte, 0, 32)
+	b = append(b, r.prefix...)
+	return string(strconv.AppendUint(b, r.n.Add(1), 36))
 }
 
 // validRequestID accepts a caller's id when it is short and plain, so it is safe in logs and headers.

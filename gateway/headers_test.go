@@ -1,10 +1,16 @@
 package gateway
 
 import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/route"
 )
 
@@ -107,5 +113,62 @@ func TestContainsToken(t *testing.T) {
 		if got := containsToken([]byte(tc.v), tc.tok); got != tc.want {
 			t.Errorf("containsToken(%q, %q)=%v, want %v", tc.v, tc.tok, got, tc.want)
 		}
+	}
+}
+
+// TestLowercaseHeaderNames sends the headers the gateway reads with lowercase names, as some HTTP/1.1
+// clients write them: they must mean what their canonical forms mean (credentials verified and the cache
+// hit, no-cache revalidating, the caller's request id kept, JSON negotiated).
+func TestLowercaseHeaderNames(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	get(t, gw.URL+"/api2/demo/re/1")
+	get(t, gw.URL+"/api2/demo/re/1")
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(extra string) *http.Response {
+		t.Helper()
+		_, err := io.WriteString(conn, "GET /api2/demo/re/1 HTTP/1.1\r\nhost: gw.test\r\n"+
+			"authorization: Basic ZGVtbzpkZW1v\r\nx-request-id: lower-1\r\n"+extra+"\r\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	tests := []struct {
+		name, extra, cache, ctype string
+	}{
+		{"authorization", "", "HIT", "application/xml"},
+		{"cache-control", "cache-control: no-cache\r\n", "BYPASS", "application/xml"},
+		{"pragma", "pragma: no-cache\r\n", "BYPASS", "application/xml"},
+		{"accept", "accept: application/json\r\n", "", "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := send(tt.extra)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			if tt.cache != "" && res.Header.Get("X-Cache") != tt.cache {
+				t.Errorf("X-Cache = %q, want %q", res.Header.Get("X-Cache"), tt.cache)
+			}
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), tt.ctype) {
+				t.Errorf("Content-Type = %q, want %s", res.Header.Get("Content-Type"), tt.ctype)
+			}
+			if id := res.Header.Get("X-Request-Id"); id != "lower-1" {
+				t.Errorf("X-Request-Id = %q, want the caller's lower-1", id)
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func (g *Gateway) read(x *exchange) {
 		}
 		return key
 	}
-	bypass := noCache(&ctx.Request.Header)
+	bypass := x.noCache
 	if x.verified && !bypass {
 		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
 			x.cacheRes = cacheHit
@@ -112,12 +112,12 @@ func (g *Gateway) read(x *exchange) {
 // translated (and stored as JSON, so the next JSON hit costs nothing).
 func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
 	if !x.json {
-		return g.cache.Get(xmlKey())
+		return g.cache.GetAt(xmlKey(), x.now)
 	}
-	if l, ok := g.cache.Get(jsonKey); ok {
+	if l, ok := g.cache.GetAt(jsonKey, x.now); ok {
 		return l, true
 	}
-	l, ok := g.cache.Get(xmlKey())
+	l, ok := g.cache.GetAt(xmlKey(), x.now)
 	if !ok {
 		return l, false
 	}
@@ -205,14 +205,14 @@ func writeEntry(ctx *fasthttp.RequestCtx, e *cache.Entry) {
 	ctx.Response.SetBodyRaw(e.Body)
 }
 
-// noCache reports whether the caller asked to revalidate (Cache-Control: no-cache or max-age=0, or
-// Pragma: no-cache).
-func noCache(h *fasthttp.RequestHeader) bool {
-	if cc := h.Peek("Cache-Control"); len(cc) > 0 &&
-		(containsToken(cc, "no-cache") || containsToken(cc, "max-age=0") || containsToken(cc, "no-store")) {
+// noCache reports whether the caller asked to revalidate, given its Cache-Control and Pragma headers
+// (Cache-Control: no-cache, max-age=0 or no-store, or Pragma: no-cache).
+func noCache(cacheControl, pragma []byte) bool {
+	if len(cacheControl) > 0 && (containsToken(cacheControl, "no-cache") ||
+		containsToken(cacheControl, "max-age=0") || containsToken(cacheControl, "no-store")) {
 		return true
 	}
-	return containsToken(h.Peek("Pragma"), "no-cache")
+	return containsToken(pragma, "no-cache")
 }
 
 // containsToken reports whether the comma-separated list v holds tok (case-insensitive).
