@@ -15,7 +15,8 @@
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
 # PIN=1 pins the servers to CPU 0 and wrk (one thread) to CPU 1, so the load generator does not compete with
 # the server under test for the same core (on this 2-core machine wrk otherwise takes about one core).
-# ROUNDS=N sets the rounds of the ratio part (default 2; 0 skips it).
+# ROUNDS=N sets the rounds of the ratio part (default 2; 0 skips it). WARMUP=3s is the load each server gets
+# before any measurement.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${1:-10s}
@@ -89,6 +90,12 @@ run() { # name conns url "pids serving" [wrk args]
   RPS=$rps PER=$per
   printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
 }
+# Warm-up: a few seconds of load on each server first, so no measurement includes a process's first
+# seconds (heap growth, the runtime's first GC cycles, connection set-up).
+for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://$GWR$PATH_" "http://$GWI$PATH_"; do
+  "${LOAD[@]}" wrk -t"$THREADS" -c64 -d"${WARMUP:-3s}" -H "$AUTH" "$url" >/dev/null
+done
+"${LOAD[@]}" wrk -t"$THREADS" -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
 echo "wrk -t$THREADS -d$DUR${LOAD:+ (pinned: servers on CPU 0, wrk on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 run core    64 "http://$CORE$PATH_" "$CORE_PID"
 run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
