@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/translate"
@@ -190,13 +191,20 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 			g.creds.remember(x.cred)
 		}
 	}
-	elapsed := max(g.now().Sub(start), 0)
+	end := g.now()
+	elapsed := max(end.Sub(start), 0)
 	countRequest(x.rt.Class, status, x.cacheRes)
 	histogram("request", x.rt.Class).Update(elapsed.Seconds())
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
-	if g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
+	if g.opt.AccessLog != nil {
+		_ = g.opt.AccessLog.Log(end, &accesslog.Entry{
+			RequestID: x.reqID, Method: string(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
+			Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
+			Upstream: x.upstream, Duration: elapsed,
+		})
+	} else if g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
 		g.log.LogAttrs(nil, slog.LevelInfo, "request", //nolint:staticcheck
 			slog.String("request_id", x.reqID),
 			slog.String("method", string(ctx.Method())),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -23,7 +24,7 @@ type gatewayNode struct {
 
 // startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
 // or a comma-separated list).
-func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
+func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
 		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
@@ -74,6 +75,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, addr, upstream string, e
 		Limiter:         limiter,
 		CORSOrigins:     cfg.CORS.AllowedOrigins,
 		Logger:          log.With("part", "gateway"),
+		AccessLog:       access,
 	})
 	if err != nil {
 		n.closeRedis()

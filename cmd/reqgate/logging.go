@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"log/slog"
 	"strings"
@@ -9,11 +10,15 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/gateway/accesslog"
 )
 
 // newLogger builds the process logger from log.level and log.format (text or json). Lines go through a
 // logWriter, so the gateway's access log (one line per request) costs a buffer copy, not a write system call.
-func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter) {
+//
+// The access logger writes the gateway's access log into the same writer in the same format; it is nil when
+// the level is above info, which turns the access log off.
+func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.Logger) {
 	var level slog.Level
 	switch strings.ToLower(c.Level) {
 	case "debug":
@@ -31,7 +36,15 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter) {
 	}
 	l := slog.New(h)
 	slog.SetDefault(l)
-	return l, lw
+	var access *accesslog.Logger
+	if level <= slog.LevelInfo {
+		format := "text"
+		if strings.EqualFold(c.Format, "json") {
+			format = "json"
+		}
+		access = accesslog.New(lw, format, "part", "gateway")
+	}
+	return l, lw, access
 }
 
 // logWriter buffers log lines and flushes them every interval, when the buffer fills, and on Close. A
@@ -73,11 +86,12 @@ func (lw *logWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// urgent reports whether a log line is a warning or an error (text or JSON handler form).
+// urgent reports whether a log line is a warning or an error (text or JSON handler form). The level comes
+// after the time, within the first 96 bytes.
 func urgent(p []byte) bool {
-	s := string(p[:min(len(p), 96)])
-	return strings.Contains(s, "level=WARN") || strings.Contains(s, "level=ERROR") ||
-		strings.Contains(s, `"level":"WARN"`) || strings.Contains(s, `"level":"ERROR"`)
+	p = p[:min(len(p), 96)]
+	return bytes.Contains(p, []byte("level=WARN")) || bytes.Contains(p, []byte("level=ERROR")) ||
+		bytes.Contains(p, []byte(`"level":"WARN"`)) || bytes.Contains(p, []byte(`"level":"ERROR"`))
 }
 
 // Flush writes out what is buffered.

@@ -70,12 +70,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reqgate %s: %v\n", role, err)
 		return 2
 	}
-	log, logw := newLogger(cfg.Log, stderr)
+	log, logw, access := newLogger(cfg.Log, stderr)
 	defer logw.Close()
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	if err := runRole(ctx, cfg, log, stdout); err != nil {
+	if err := runRole(ctx, cfg, log, access, stdout); err != nil {
 		log.Error("reqgate stopped", "role", role, "err", err)
 		return 1
 	}

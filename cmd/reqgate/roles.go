@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/gateway/accesslog"
 )
 
 // part is one running piece of the process: the core's HTTP server or the gateway.
@@ -22,7 +23,7 @@ type part interface {
 
 // runRole starts the parts of cfg.Role, serves until ctx is cancelled or a server fails, then shuts the
 // parts down in order: the gateway first (no new requests reach the core), then the core and its store.
-func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *accesslog.Logger, stdout io.Writer) error {
 	errc := make(chan error, 4)
 	var parts []part // in shutdown order
 	stopAll := func() error {
@@ -45,7 +46,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout i
 		parts = append(parts, c)
 		publicURL = "http://" + c.addr
 	case config.RoleGateway:
-		g, err := startGateway(cfg, log, cfg.Listen, cfg.Upstream.URL, errc)
+		g, err := startGateway(cfg, log, access, cfg.Listen, cfg.Upstream.URL, errc)
 		if err != nil {
 			return err
 		}
@@ -57,7 +58,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout i
 		if err != nil {
 			return err
 		}
-		g, err := startGateway(cfg, log, cfg.Listen, "http://"+c.addr, errc)
+		g, err := startGateway(cfg, log, access, cfg.Listen, "http://"+c.addr, errc)
 		if err != nil {
 			_ = c.shutdown(context.Background())
 			return err

@@ -1,0 +1,220 @@
+// Package accesslog writes the gateway's access log: one line per request, byte for byte what log/slog's
+// JSON or text handler would write for the same record (time, level INFO, msg "request", the logger's own
+// attributes, then the request's fields), so the access log reads like every other log line of the process.
+//
+// It exists because slog's handlers spend about 3 µs on a record of this size, which is a fifth of the
+// CPU of a whole cache hit; encoding the fixed set of fields directly costs a few hundred nanoseconds.
+package accesslog
+
+import (
+	"io"
+	"strconv"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Entry is one request as the access log records it.
+type Entry struct {
+	RequestID string
+	Method    string
+	Path      string
+	Route     string
+	Account   string
+	User      string
+	IP        string
+	Status    int
+	Cache     string
+	Upstream  time.Duration // time spent waiting for the upstream, 0 when it was not asked
+	Duration  time.Duration // the whole request
+}
+
+// Logger encodes entries and writes each with one Write call, so a writer that serialises Writes (the
+// process's buffered log writer) keeps lines whole. It is safe for concurrent use.
+type Logger struct {
+	w      io.Writer
+	text   bool
+	prefix []byte // the logger's own attributes, encoded, written after msg
+	bufs   sync.Pool
+}
+
+// New returns a Logger writing to w in slog's "json" form, or its "text" form when format is "text".
+// attrs are key, value pairs written after msg, as slog.Logger.With would write them.
+func New(w io.Writer, format string, attrs ...string) *Logger {
+	l := &Logger{w: w, text: format == "text"}
+	for i := 0; i+1 < len(attrs); i += 2 {
+		l.prefix = l.appendString(l.prefix, attrs[i], attrs[i+1])
+	}
+	l.bufs.New = func() any { b := make([]byte, 0, 512); return &b }
+	return l
+}
+
+// Log writes the entry for a request that ended at t.
+func (l *Logger) Log(t time.Time, e *Entry) error {
+	bp := l.bufs.Get().(*[]byte)
+	b := l.Append((*bp)[:0], t, e)
+	_, err := l.w.Write(b)
+	if cap(b) <= 4<<10 {
+		*bp = b
+		l.bufs.Put(bp)
+	}
+	return err
+}
+
+// Append appends the line of the entry, newline included, to b.
+func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
+	if l.text {
+		b = append(b, "time="...)
+		b = appendRFC3339Millis(b, t)
+		b = append(b, " level=INFO msg=request"...)
+	} else {
+		b = append(b, `{"time":"`...)
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","level":"INFO","msg":"request"`...)
+	}
+	b = append(b, l.prefix...)
+	b = l.appendString(b, "request_id", e.RequestID)
+	b = l.appendString(b, "method", e.Method)
+	b = l.appendString(b, "path", e.Path)
+	b = l.appendString(b, "route", e.Route)
+	b = l.appendString(b, "account", e.Account)
+	b = l.appendString(b, "user", e.User)
+	b = l.appendString(b, "ip", e.IP)
+	b = strconv.AppendInt(l.appendKey(b, "status"), int64(e.Status), 10)
+	b = l.appendString(b, "cache", e.Cache)
+	b = l.appendMillis(l.appendKey(b, "upstream_ms"), e.Upstream)
+	b = l.appendMillis(l.appendKey(b, "duration_ms"), e.Duration)
+	if !l.text {
+		b = append(b, '}')
+	}
+	return append(b, '\n')
+}
+
+// appendKey writes the separator and key of an attribute (keys here are plain ASCII words).
+func (l *Logger) appendKey(b []byte, key string) []byte {
+	if l.text {
+		b = append(b, ' ')
+		b = append(b, key...)
+		return append(b, '=')
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+func (l *Logger) appendString(b []byte, key, v string) []byte {
+	b = l.appendKey(b, key)
+	if l.text {
+		if needsQuoting(v) {
+			return strconv.AppendQuote(b, v)
+		}
+		return append(b, v...)
+	}
+	b = append(b, '"')
+	b = appendEscapedJSONString(b, v)
+	return append(b, '"')
+}
+
+// appendMillis writes d in milliseconds with microsecond precision, as slog writes the float64
+// float64(d.Microseconds())/1000: as json.Marshal does in JSON ('f' from 1e-6 to 1e21, which holds every
+// non-zero value here), with %g in text.
+func (l *Logger) appendMillis(b []byte, d time.Duration) []byte {
+	ms := float64(d.Microseconds()) / 1000
+	if l.text {
+		return strconv.AppendFloat(b, ms, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(b, ms, 'f', -1, 64)
+}
+
+// appendRFC3339Millis is the time format of slog's text handler: RFC 3339 with exactly three digits of
+// milliseconds (its JSON handler writes RFC 3339 with nanoseconds).
+func appendRFC3339Millis(b []byte, t time.Time) []byte {
+	const prefixLen = len("2006-01-02T15:04:05.000")
+	n := len(b)
+	t = t.Truncate(time.Millisecond).Add(time.Millisecond / 10)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b[:n+prefixLen], b[n+prefixLen+1:]...) // drop the fourth digit
+}
+
+const hex = "0123456789abcdef"
+
+// appendEscapedJSONString escapes s as slog's JSON handler does: control characters, quote and backslash
+// escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
+func appendEscapedJSONString(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if safeSet[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, '\\')
+			switch c {
+			case '\\', '"':
+				b = append(b, c)
+			case '\n':
+				b = append(b, 'n')
+			case '\r':
+				b = append(b, 'r')
+			case '\t':
+				b = append(b, 't')
+			default:
+				b = append(b, 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
+
+// needsQuoting is slog's text-handler rule: empty values, and values with a space, '=', a character that
+// JSON would escape (except backslash), a non-printing or space rune, or invalid UTF-8 are quoted.
+func needsQuoting(s string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c != '\\' && (c == ' ' || c == '=' || !safeSet[c]) {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// safeSet holds the ASCII bytes slog writes unescaped in a JSON string: all but controls, '"' and '\\'.
+var safeSet = func() (s [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		s[c] = c != '"' && c != '\\'
+	}
+	return s
+}()

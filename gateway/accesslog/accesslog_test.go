@@ -1,0 +1,152 @@
+package accesslog
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// slogLine is what log/slog writes for the same entry: the reference the access log must match byte for byte.
+func slogLine(t testing.TB, format string, at time.Time, e *Entry) string {
+	t.Helper()
+	var buf bytes.Buffer
+	var h slog.Handler = slog.NewJSONHandler(&buf, nil)
+	if format == "text" {
+		h = slog.NewTextHandler(&buf, nil)
+	}
+	h = h.WithAttrs([]slog.Attr{slog.String("part", "gateway")})
+	r := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+	r.AddAttrs(
+		slog.String("request_id", e.RequestID),
+		slog.String("method", e.Method),
+		slog.String("path", e.Path),
+		slog.String("route", e.Route),
+		slog.String("account", e.Account),
+		slog.String("user", e.User),
+		slog.String("ip", e.IP),
+		slog.Int("status", e.Status),
+		slog.String("cache", e.Cache),
+		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
+		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
+	)
+	if err := h.Handle(nil, r); err != nil { //nolint:staticcheck // the handlers ignore the context
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func line(format string, at time.Time, e *Entry) string {
+	var buf bytes.Buffer
+	if err := New(&buf, format, "part", "gateway").Log(at, e); err != nil {
+		panic(err)
+	}
+	return buf.String()
+}
+
+func TestMatchesSlog(t *testing.T) {
+	at := time.Date(2026, 11, 22, 5, 17, 5, 123456789, time.UTC)
+	plain := Entry{RequestID: "fb21665ab104-4", Method: "GET", Path: "/api2/demo/re/1", Route: "record",
+		Account: "demo", User: "demo", IP: "127.0.0.1", Status: 200, Cache: "HIT",
+		Duration: 37 * time.Microsecond}
+	odd := plain
+	odd.User = "a \"quoted\"\n=user\\ with\ttabs, <html> & \u2028 \xff\x00 é"
+	odd.Path = "/api2/k%20y/re/1?x=1&y=é"
+	odd.Cache = ""
+	odd.Upstream = 1234567 * time.Microsecond
+	odd.Duration = 3 * time.Hour
+	odd.Status = 502
+	tests := []struct {
+		name string
+		at   time.Time
+		e    Entry
+	}{
+		{"plain", at, plain},
+		{"characters to escape and quote", at, odd},
+		{"whole second, another zone", time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 5*3600+1800)), plain},
+		{"empty entry", at, Entry{}},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"json", "text"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				got, want := line(format, tt.at, &tt.e), slogLine(t, format, tt.at, &tt.e)
+				if got != want {
+					t.Errorf("access log line differs from slog's\n got: %q\nwant: %q", got, want)
+				}
+			})
+		}
+	}
+	// And the JSON form is JSON, with the fields under their names.
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line("json", at, &odd)), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["msg"] != "request" || rec["status"] != 502.0 || rec["upstream_ms"] != 1234.567 || rec["part"] != "gateway" {
+		t.Errorf("decoded line: %v", rec)
+	}
+}
+
+// FuzzMatchesSlog checks that any strings and durations give slog's exact line in both forms.
+func FuzzMatchesSlog(f *testing.F) {
+	f.Add("demo", "/api2/demo/re/1", "127.0.0.1", int64(37000), int64(0), 200)
+	f.Add("\xff\x00\"=\\ \u2028é", "", "::1", int64(-5), int64(1)<<62, 0)
+	f.Fuzz(func(t *testing.T, user, path, ip string, dur, up int64, status int) {
+		e := Entry{RequestID: "r", Method: "GET", Path: path, Route: "record", Account: user, User: user, IP: ip,
+			Status: status, Cache: "MISS", Upstream: time.Duration(up), Duration: time.Duration(dur)}
+		at := time.Unix(1_790_000_000, dur&(1<<30-1)).UTC()
+		for _, format := range []string{"json", "text"} {
+			if got, want := line(format, at, &e), slogLine(t, format, at, &e); got != want {
+				t.Fatalf("%s: got %q, want %q", format, got, want)
+			}
+		}
+	})
+}
+
+func TestLogIsOneWrite(t *testing.T) {
+	var w countingWriter
+	l := New(&w, "json")
+	for range 3 {
+		if err := l.Log(time.Now(), &Entry{User: strings.Repeat("u", 5000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.writes != 3 || w.lines != 3 {
+		t.Errorf("3 entries gave %d writes and %d lines, want 3 and 3", w.writes, w.lines)
+	}
+}
+
+type countingWriter struct{ writes, lines int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.lines += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// BenchmarkAccessLog compares a line of this package with slog's JSON handler writing the same record.
+func BenchmarkAccessLog(b *testing.B) {
+	e := Entry{RequestID: "fb21665ab104-4", Method: "GET", Path: "/api2/demo/re/1", Route: "record",
+		Account: "demo", User: "demo", IP: "127.0.0.1", Status: 200, Cache: "HIT", Duration: 37 * time.Microsecond}
+	b.Run("accesslog", func(b *testing.B) {
+		l := New(io.Discard, "json", "part", "gateway")
+		b.ReportAllocs()
+		for range b.N {
+			_ = l.Log(time.Now(), &e)
+		}
+	})
+	b.Run("slog", func(b *testing.B) {
+		l := slog.New(slog.NewJSONHandler(io.Discard, nil)).With("part", "gateway")
+		b.ReportAllocs()
+		for range b.N {
+			l.LogAttrs(nil, slog.LevelInfo, "request", //nolint:staticcheck
+				slog.String("request_id", e.RequestID), slog.String("method", e.Method),
+				slog.String("path", e.Path), slog.String("route", e.Route), slog.String("account", e.Account),
+				slog.String("user", e.User), slog.String("ip", e.IP), slog.Int("status", e.Status),
+				slog.String("cache", e.Cache), slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
+				slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000))
+		}
+	})
+}
