@@ -15,6 +15,7 @@
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
 # PIN=1 pins the servers to CPU 0 and wrk (one thread) to CPU 1, so the load generator does not compete with
 # the server under test for the same core (on this 2-core machine wrk otherwise takes about one core).
+# PAIRS=N sets the rounds of the core / hit / ceiling comparison (default 5; the median is reported).
 # ROUNDS=N sets the rounds of the ratio part (default 2; 0 skips it). WARMUP=3s is the load each server gets
 # before any measurement.
 set -euo pipefail
@@ -87,7 +88,7 @@ run() { # name conns url "pids serving" [wrk args]
   p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   per=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { if (t > 0) printf "%.0f", n / (t / 100); else print "-" }')
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
-  RPS=$rps PER=$per
+  RPS=$rps PER=$per P99=$p99
   printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
 }
 # Warm-up: a few seconds of load on each server first, so no measurement includes a process's first
@@ -97,9 +98,21 @@ for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://
 done
 "${LOAD[@]}" wrk -t"$THREADS" -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
 echo "wrk -t$THREADS -d$DUR${LOAD:+ (pinned: servers on CPU 0, wrk on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
-run core    64 "http://$CORE$PATH_" "$CORE_PID"
-run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
-run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"
+# The machine's speed drifts from one second to the next (a shared VM), so the core/hit/ceiling comparison
+# is made PAIRS times back to back, each round giving its own ratios, and the median of the rounds is the
+# figure reported.
+HITR=() CEILR=() HITP99=()
+for pair in $(seq "${PAIRS:-5}"); do
+  run core    64 "http://$CORE$PATH_" "$CORE_PID"; C=$RPS
+  run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"; H=$RPS HP=$P99
+  run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; E=$RPS
+  HITR+=("$(awk -v a="$H" -v b="$C" 'BEGIN { printf "%.2f", a / b }')")
+  CEILR+=("$(awk -v a="$H" -v b="$E" 'BEGIN { printf "%.0f", 100 * a / b }')")
+  HITP99+=("$HP")
+  echo "  round $pair: hit / core ${HITR[-1]}x, hit / ceiling ${CEILR[-1]}%, hit p99 $HP"
+done
+median() { printf '%s\n' "$@" | sed -e 's/us$/e-3/' -e 's/ms$//' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "median of ${#HITR[@]} rounds: hit / core $(median "${HITR[@]}")x, hit / ceiling $(median "${CEILR[@]}")%, hit p99 $(median "${HITP99[@]}") ms"
 run core     1 "http://$CORE$PATH_" "$CORE_PID"
 run miss     1 "http://$GW$PATH_"   "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
 run hit      1 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
