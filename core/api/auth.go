@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,8 +115,8 @@ func (a *authCache) flush() {
 }
 
 // authenticate checks the Basic credentials of r against the account of apiKey. Missing or wrong
-// credentials, an unknown api_key, and a deleted user are all errUnauthorized; store trouble is returned
-// as is (500).
+// credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized; store trouble
+// is returned as is (500).
 func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey string) (core.Account, core.User, error) {
 	username, password, ok := r.BasicAuth()
 	if !ok || username == "" || len(username) > 256 || len(password) > 1024 {
@@ -144,7 +145,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey strin
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: user of account %q: %w", apiKey, err)
 		}
-		if len(user.PasswordHash) == 0 || user.Deleted {
+		if len(user.PasswordHash) == 0 || user.Deleted || !active(user) {
 			return nil, errUnauthorized
 		}
 		if bcrypt.CompareHashAndPassword(user.PasswordHash, []byte(password)) != nil {
@@ -161,3 +162,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey strin
 	e := v.(authEntry)
 	return e.acct, e.user, nil
 }
+
+// active reports whether a user may log in: status Active (the account file's default). A user set to any
+// other status (Inactive, Disabled, ...) keeps its records and history but is refused like a deleted one.
+func active(u core.User) bool { return u.Status == "" || strings.EqualFold(u.Status, "Active") }

@@ -253,3 +253,24 @@ func TestHealth(t *testing.T) {
 	e.must(req{Path: "/healthz", NoAuth: true}, http.StatusOK)
 	e.must(req{Path: "/readyz", NoAuth: true}, http.StatusServiceUnavailable)
 }
+
+// A user whose status is no longer Active is refused like a deleted one, once the remembered credential
+// expires (or the caches are flushed, as an account-file change does).
+func TestInactiveUserRefused(t *testing.T) {
+	e := start(t, fixedClock())
+	e.must(req{Path: "/api/acme/user", User: "bob", Pass: "bob-secret"}, http.StatusOK)
+	p := testProvision(t)
+	p.Accounts = p.Accounts[:1]
+	for i := range p.Accounts[0].Users {
+		if p.Accounts[0].Users[i].Username == "bob" {
+			p.Accounts[0].Users[i].Status = "Inactive"
+		}
+	}
+	if err := e.Store.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	e.API.FlushCaches()
+	e.must(req{Path: "/api/acme/user", User: "bob", Pass: "bob-secret"}, http.StatusUnauthorized)
+	e.must(req{Path: "/api2/acme/re/1", User: "bob", Pass: "bob-secret"}, http.StatusUnauthorized)
+	e.must(req{Path: "/api/acme/user", User: "alice", Pass: "alice-secret"}, http.StatusOK)
+}
