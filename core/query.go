@@ -68,10 +68,8 @@ func CheckConditions(conds []Condition, fields []Field) error {
 			}
 			c.Int = n
 		case strings.HasPrefix(c.Attr, "field_"):
-			// Only the canonical spelling names a field: field_0101 or field_+101 is not field_101.
-			digits := strings.TrimPrefix(c.Attr, "field_")
-			id, err := strconv.ParseInt(digits, 10, 64)
-			if err != nil || strconv.FormatInt(id, 10) != digits {
+			id, err := strconv.ParseInt(strings.TrimPrefix(c.Attr, "field_"), 10, 64)
+			if err != nil {
 				return Invalid(c.String(), "unknown field "+c.Attr)
 			}
 			var f *Field

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -171,8 +172,6 @@ func TestV2SearchInvalid(t *testing.T) {
 		{"no value", "created_by=", "created_by"},
 		{"bad encoding", "created_by%3", "created_by"},
 		{"one bad among good", "created_by=5&field_102=x", "field_102"},
-		{"field id with a leading zero", "field_0103=1", "field_0103"},
-		{"field id with a sign", "field_%2B103=1", "field_+103"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +224,10 @@ func FuzzQueryConditions(f *testing.F) {
 					t.Fatalf("accepted %q", c)
 				}
 			case c.FieldID == 101 || c.FieldID == 103 || c.FieldID == 105:
-				if c.Op != '=' || c.Attr != "field_"+itoa64(c.FieldID) {
+				// The field is named by its integer id, leniently spelt like every integer of a condition
+				// (field_0103 is field_103; see storetest's SearchConditionForms).
+				id, err := strconv.ParseInt(strings.TrimPrefix(c.Attr, "field_"), 10, 64)
+				if c.Op != '=' || !strings.HasPrefix(c.Attr, "field_") || err != nil || id != c.FieldID {
 					t.Fatalf("accepted %q", c)
 				}
 			default:
