@@ -32,7 +32,7 @@ type Gateway struct {
 	cache     *cache.Cache // nil when the cache is disabled
 	bus       cache.Bus
 	creds     *credentials
-	fails     *failures
+	fails     loginFailures
 	limiter   Limiter
 	flight    singleflight.Group
 	ids       *requestIDs
@@ -71,6 +71,9 @@ func New(opt Options) (*Gateway, error) {
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
 		proxies:   proxies,
+	}
+	if opt.Redis != nil {
+		g.fails = newSharedFailures(g.fails.(*failures), opt.Redis, opt.Logger)
 	}
 	if len(opt.CORSOrigins) > 0 {
 		g.cors = make(map[string]bool, len(opt.CORSOrigins))

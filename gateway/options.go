@@ -60,7 +60,8 @@ type Options struct {
 	MaxUserFailures, MaxIPFailures int
 	FailureWindow                  time.Duration
 
-	// Redis, when set, carries cache invalidations to the other replicas. Nil: in-process only.
+	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
+	// they share (so the limits hold across replicas). Nil: in-process only.
 	Redis *redis.Client
 
 	// Limiter, when set, limits request rates before forwarding. Nil: no limits.
