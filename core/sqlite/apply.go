@@ -138,7 +138,7 @@ func (ap *applier) upsertObject(o core.Object) error {
 }
 
 func (ap *applier) applyUsers(specs []core.UserSpec) error {
-	byID := map[int64]string{}
+	stored := map[int64]string{}
 	rows, err := ap.tx.QueryContext(ap.ctx, "SELECT id, username FROM users WHERE account_id = ?", ap.account)
 	if err != nil {
 		return fmt.Errorf("users: %w", err)
@@ -150,46 +150,17 @@ func (ap *applier) applyUsers(specs []core.UserSpec) error {
 			rows.Close()
 			return fmt.Errorf("users: %w", err)
 		}
-		ap.users[name], byID[id] = id, name
+		stored[id] = name
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("users: %w", err)
 	}
-	// Users with ids first, so that the ids assigned afterwards never take one the file names.
-	for _, pass := range []bool{true, false} {
-		for _, u := range specs {
-			if (u.ID != 0) != pass {
-				continue
-			}
-			if u.Username == "" {
-				return core.Invalid("users", "a user has no username")
-			}
-			id := u.ID
-			if id == 0 {
-				if cur, ok := ap.users[u.Username]; ok {
-					id = cur
-				} else {
-					for n := range byID {
-						id = max(id, n)
-					}
-					id++
-				}
-			} else if id < 0 {
-				return core.Invalid("users."+u.Username, "id must be positive")
-			}
-			if other, ok := byID[id]; ok && other != u.Username {
-				return core.Invalid("users."+u.Username, "id "+strconv.FormatInt(id, 10)+" belongs to "+other)
-			}
-			if err := ap.upsertUser(u.User, id); err != nil {
-				return err
-			}
-			if cur, ok := ap.users[u.Username]; ok {
-				delete(byID, cur)
-			}
-			ap.users[u.Username], byID[id] = id, u.Username
-		}
+	ids, err := core.AssignUserIDs(stored, specs, ap.upsertUser)
+	if err != nil {
+		return err
 	}
+	maps.Copy(ap.users, ids)
 	return nil
 }
 
