@@ -52,79 +52,47 @@ func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
 	return nil
 }
 
+// The store's side of core.ApplyAccount.
+var _ core.AccountApplier = (*applier)(nil)
+
 // applier carries the state of applying one account.
 type applier struct {
 	ctx     context.Context
 	tx      pgx.Tx
 	account int64
 	apiKey  string
+	now     int64                     // UNIX seconds, the time of seed records
 	users   map[string]int64          // username -> id
 	reindex map[string]bool           // kinds whose searchable fields changed type
 	fields  map[string]map[int64]bool // kind -> its field ids, loaded once for the seed records
 }
 
 func applyAccount(ctx context.Context, tx pgx.Tx, a *core.AccountSpec, now int64) error {
-	if a.APIKey == "" {
-		return core.Invalid("api_key", "empty")
-	}
-	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, users: map[string]int64{}, reindex: map[string]bool{},
+	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, now: now, users: map[string]int64{}, reindex: map[string]bool{},
 		fields: map[string]map[int64]bool{}}
-	if err := tx.QueryRow(ctx, `INSERT INTO accounts (api_key, name) VALUES ($1, $2)
-		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, a.APIKey, a.Name).Scan(&ap.account); err != nil {
+	return core.ApplyAccount(ap, a)
+}
+
+// UpsertAccount inserts the account or renames it, and keeps its id for the other steps.
+func (ap *applier) UpsertAccount(name string) error {
+	if err := ap.tx.QueryRow(ap.ctx, `INSERT INTO accounts (api_key, name) VALUES ($1, $2)
+		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, ap.apiKey, name).Scan(&ap.account); err != nil {
 		return fmt.Errorf("upsert account: %w", err)
 	}
-	for _, o := range core.BuiltinObjects() {
-		if err := ap.upsertObject(o); err != nil {
-			return err
-		}
-	}
-	if err := ap.applyUsers(a.Users); err != nil {
-		return err
-	}
-	for _, kind := range slices.Sorted(maps.Keys(a.Fields)) {
-		if !slices.Contains(core.BuiltinKinds, kind) {
-			return core.Invalid("fields."+kind, "not a built-in kind (re, ft, uc)")
-		}
-		if err := ap.applyFields(kind, a.Fields[kind]); err != nil {
-			return err
-		}
-	}
-	for _, o := range a.Objects {
-		if o.APIPrefix == "" || slices.Contains(core.BuiltinKinds, o.APIPrefix) {
-			return core.Invalid("custom_objects."+o.APIPrefix, "api_prefix must be set and not re, ft or uc")
-		}
-		o.Custom = true
-		if err := ap.upsertObject(o.Object); err != nil {
-			return err
-		}
-		if err := ap.applyFields(o.APIPrefix, o.Fields); err != nil {
-			return err
-		}
-	}
+	return nil
+}
+
+// Reindex rebuilds the search terms of the kinds whose searchable fields changed type.
+func (ap *applier) Reindex() error {
 	for _, kind := range slices.Sorted(maps.Keys(ap.reindex)) {
-		if err := reindexKind(ctx, tx, ap.account, kind); err != nil {
-			return err
-		}
-	}
-	for _, v := range a.Views {
-		if err := ap.applyView(v); err != nil {
-			return err
-		}
-	}
-	for _, r := range a.Records {
-		if err := ap.applyRecord(r, now); err != nil {
-			return err
-		}
-	}
-	for _, r := range a.Relationships {
-		if err := ap.applyRelationship(r); err != nil {
+		if err := reindexKind(ap.ctx, ap.tx, ap.account, kind); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (ap *applier) upsertObject(o core.Object) error {
+func (ap *applier) UpsertObject(o core.Object) error {
 	_, err := ap.tx.Exec(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
 		name_plural, description, id_prefix, custom) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (account_id, api_prefix) DO UPDATE SET name_singular = excluded.name_singular,
@@ -138,7 +106,7 @@ func (ap *applier) upsertObject(o core.Object) error {
 	return nil
 }
 
-func (ap *applier) applyUsers(specs []core.UserSpec) error {
+func (ap *applier) ApplyUsers(specs []core.UserSpec) error {
 	stored := map[int64]string{}
 	rows, err := ap.tx.Query(ap.ctx, "SELECT id, username FROM users WHERE account_id = $1", ap.account)
 	if err != nil {
@@ -186,7 +154,7 @@ func (ap *applier) upsertUser(u core.User, id int64) error {
 	return nil
 }
 
-func (ap *applier) applyFields(kind string, fields []core.Field) error {
+func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 	for _, f := range fields {
 		f.Kind = kind
 		var curKind, curType, curList string
@@ -254,7 +222,7 @@ func (ap *applier) kind(what, kind string) error {
 	return nil
 }
 
-func (ap *applier) applyView(v core.ViewSpec) error {
+func (ap *applier) ApplyView(v core.ViewSpec) error {
 	what := "views." + strconv.FormatInt(v.ID, 10)
 	if v.ID <= 0 {
 		return core.Invalid(what, "id must be positive")
@@ -276,7 +244,8 @@ func (ap *applier) applyView(v core.ViewSpec) error {
 	return nil
 }
 
-func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
+func (ap *applier) ApplyRecord(r core.RecordSpec) error {
+	now := ap.now
 	what := "records." + r.Kind + "-" + strconv.FormatInt(r.ID, 10)
 	if r.ID <= 0 {
 		return core.Invalid(what, "id must be positive")
@@ -353,7 +322,7 @@ func (ap *applier) applyRecord(r core.RecordSpec, now int64) error {
 	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, cur.Values, vals)
 }
 
-func (ap *applier) applyRelationship(r core.RelationshipSpec) error {
+func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
 	what := fmt.Sprintf("relationships.%s-%d->%s-%d", r.FromKind, r.FromID, r.ToKind, r.ToID)
 	if r.Type != "parent" && r.Type != "related" {
 		return core.Invalid(what, "type must be parent or related, not "+strconv.Quote(r.Type))
