@@ -12,7 +12,9 @@ import (
 )
 
 func TestAssignUserIDs(t *testing.T) {
-	spec := func(id int64, name string) core.UserSpec { return core.UserSpec{User: core.User{ID: id, Username: name}} }
+	spec := func(id int64, name string) core.UserSpec {
+		return core.UserSpec{User: core.User{ID: id, Username: name}}
+	}
 	tests := []struct {
 		name    string
 		stored  map[int64]string
