@@ -66,8 +66,7 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 
 // handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	start := g.now()
-	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: start}
+	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.now()}
 	x.extra = x.extraBuf[:0]
 	defer func() {
 		if p := recover(); p != nil {
@@ -75,7 +74,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 			g.log.Error("panic serving request", "request_id", x.reqID, "panic", p, "stack", string(debug.Stack()))
 			g.writeErr(&x, fasthttp.StatusInternalServerError, "Internal gateway error.")
 		}
-		g.finish(&x, start)
+		g.finish(&x)
 	}()
 
 	hdr := scanHeaders(&ctx.Request.Header)
@@ -165,7 +164,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 
 // finish does the accounting of a request: credential bookkeeping from the core's answer, metrics, the
 // access log. It never logs the Authorization header or a password.
-func (g *Gateway) finish(x *exchange, start time.Time) {
+func (g *Gateway) finish(x *exchange) {
 	ctx := x.ctx
 	for _, h := range x.extra {
 		if h.Key == "Vary" {
@@ -192,33 +191,25 @@ func (g *Gateway) finish(x *exchange, start time.Time) {
 		}
 	}
 	end := g.now()
-	elapsed := max(end.Sub(start), 0)
+	elapsed := max(end.Sub(x.now), 0)
 	countRequest(x.rt.Class, status, x.cacheRes)
 	histogram("request", x.rt.Class).Update(elapsed.Seconds())
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
-	if g.opt.AccessLog != nil {
-		_ = g.opt.AccessLog.Log(end, &accesslog.Entry{
-			RequestID: x.reqID, Method: string(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
-			Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
-			Upstream: x.upstream, Duration: elapsed,
-		})
-	} else if g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
-		g.log.LogAttrs(nil, slog.LevelInfo, "request", //nolint:staticcheck
-			slog.String("request_id", x.reqID),
-			slog.String("method", string(ctx.Method())),
-			slog.String("path", x.rt.Path),
-			slog.String("route", string(x.rt.Class)),
-			slog.String("account", x.rt.APIKey),
-			slog.String("user", x.cred.user),
-			slog.String("ip", x.clientIP()),
-			slog.Int("status", status),
-			slog.String("cache", x.cacheRes),
-			slog.Float64("upstream_ms", float64(x.upstream.Microseconds())/1000),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		)
+	if g.opt.AccessLog == nil && !g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
+		return
 	}
+	e := accesslog.Entry{
+		RequestID: x.reqID, Method: string(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
+		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
+		Upstream: x.upstream, Duration: elapsed,
+	}
+	if g.opt.AccessLog != nil {
+		_ = g.opt.AccessLog.Log(end, &e)
+		return
+	}
+	g.log.LogAttrs(nil, slog.LevelInfo, "request", e.Attrs()...) //nolint:staticcheck
 }
 
 // requestHeaders are the request headers every request reads, found in one pass over the header list

@@ -8,6 +8,7 @@ package accesslog
 
 import (
 	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -28,6 +29,24 @@ type Entry struct {
 	Cache     string
 	Upstream  time.Duration // time spent waiting for the upstream, 0 when it was not asked
 	Duration  time.Duration // the whole request
+}
+
+// Attrs are the entry's fields as slog attributes, in the Logger's order, for a process that logs the
+// access log through slog instead (msg "request", level INFO): slog then writes the Logger's line.
+func (e *Entry) Attrs() []slog.Attr {
+	return []slog.Attr{
+		slog.String("request_id", e.RequestID),
+		slog.String("method", e.Method),
+		slog.String("path", e.Path),
+		slog.String("route", e.Route),
+		slog.String("account", e.Account),
+		slog.String("user", e.User),
+		slog.String("ip", e.IP),
+		slog.Int("status", e.Status),
+		slog.String("cache", e.Cache),
+		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
+		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
+	}
 }
 
 // Logger encodes entries and writes each with one Write call, so a writer that serialises Writes (the

@@ -39,6 +39,22 @@ func slogLine(t testing.TB, format string, at time.Time, e *Entry) string {
 	return buf.String()
 }
 
+// attrsLine is slog's line from Entry.Attrs, as the gateway writes it when it has no Logger.
+func attrsLine(t testing.TB, format string, at time.Time, e *Entry) string {
+	t.Helper()
+	var buf bytes.Buffer
+	var h slog.Handler = slog.NewJSONHandler(&buf, nil)
+	if format == "text" {
+		h = slog.NewTextHandler(&buf, nil)
+	}
+	r := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+	r.AddAttrs(e.Attrs()...)
+	if err := h.WithAttrs([]slog.Attr{slog.String("part", "gateway")}).Handle(nil, r); err != nil { //nolint:staticcheck
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 func line(format string, at time.Time, e *Entry) string {
 	var buf bytes.Buffer
 	if err := New(&buf, format, "part", "gateway").Log(at, e); err != nil {
@@ -75,6 +91,9 @@ func TestMatchesSlog(t *testing.T) {
 				got, want := line(format, tt.at, &tt.e), slogLine(t, format, tt.at, &tt.e)
 				if got != want {
 					t.Errorf("access log line differs from slog's\n got: %q\nwant: %q", got, want)
+				}
+				if viaAttrs := attrsLine(t, format, tt.at, &tt.e); viaAttrs != want {
+					t.Errorf("slog with Entry.Attrs differs\n got: %q\nwant: %q", viaAttrs, want)
 				}
 			})
 		}
