@@ -60,12 +60,13 @@ func New(opt Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	fails := newFailures(opt.FailureWindow, opt.MaxUserFailures, opt.MaxIPFailures, opt.Now)
 	g := &Gateway{
 		opt:       opt,
 		up:        up,
 		bus:       cache.LocalBus{},
 		creds:     newCredentials(opt.AuthTTL, opt.Now),
-		fails:     newFailures(opt.FailureWindow, opt.MaxUserFailures, opt.MaxIPFailures, opt.Now),
+		fails:     fails,
 		limiter:   opt.Limiter,
 		ids:       newRequestIDs(),
 		log:       opt.Logger,
@@ -73,7 +74,7 @@ func New(opt Options) (*Gateway, error) {
 		proxies:   proxies,
 	}
 	if opt.Redis != nil {
-		g.fails = newSharedFailures(g.fails.(*failures), opt.Redis, opt.Logger)
+		g.fails = newSharedFailures(fails, opt.Redis, opt.Logger)
 	}
 	if len(opt.CORSOrigins) > 0 {
 		g.cors = make(map[string]bool, len(opt.CORSOrigins))

@@ -30,18 +30,16 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.
 	}
 	lw := newLogWriter(w, 100*time.Millisecond)
 	opts := &slog.HandlerOptions{Level: level}
+	format := "text"
 	var h slog.Handler = slog.NewTextHandler(lw, opts)
 	if strings.EqualFold(c.Format, "json") {
+		format = "json"
 		h = slog.NewJSONHandler(lw, opts)
 	}
 	l := slog.New(h)
 	slog.SetDefault(l)
 	var access *accesslog.Logger
 	if level <= slog.LevelInfo {
-		format := "text"
-		if strings.EqualFold(c.Format, "json") {
-			format = "json"
-		}
 		access = accesslog.New(lw, format, "part", "gateway")
 	}
 	return l, lw, access
