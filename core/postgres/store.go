@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Store is a core.Store on one PostgreSQL database. It is safe for concurrent use, also by several processes
@@ -91,7 +92,7 @@ func (s *Store) Close() error {
 
 // Ping checks that the database answers a query.
 func (s *Store) Ping(ctx context.Context) error {
-	defer mPing.UpdateDuration(time.Now())
+	defer storemetrics.Ping.UpdateDuration(time.Now())
 	var one int
 	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("ping postgres store: %w", err)
@@ -101,7 +102,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Empty reports whether no account exists yet.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	defer mEmpty.UpdateDuration(time.Now())
+	defer storemetrics.Empty.UpdateDuration(time.Now())
 	var any bool
 	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&any); err != nil {
 		return false, fmt.Errorf("empty: %w", err)
@@ -109,32 +110,8 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 	return !any, nil
 }
 
-// opSeconds returns the latency histogram of one store call, reqgate_core_store_seconds{op="..."}: the same
-// series as core/sqlite, since one process runs one store.
-func opSeconds(op string) *metrics.PrometheusHistogram {
-	return metrics.GetOrCreatePrometheusHistogram(`reqgate_core_store_seconds{op="` + op + `"}`)
-}
-
-// Latency histograms of the store calls, and the count of retried transactions.
-var (
-	mPing         = opSeconds("ping")
-	mEmpty        = opSeconds("empty")
-	mAccount      = opSeconds("account")
-	mUserByName   = opSeconds("user_by_name")
-	mUsers        = opSeconds("users")
-	mObjects      = opSeconds("objects")
-	mFields       = opSeconds("fields")
-	mViews        = opSeconds("views")
-	mRecord       = opSeconds("record")
-	mCreateRecord = opSeconds("create_record")
-	mUpdateRecord = opSeconds("update_record")
-	mDeleteRecord = opSeconds("delete_record")
-	mSearch       = opSeconds("search")
-	mRelated      = opSeconds("related")
-	mHistory      = opSeconds("history")
-	mApply        = opSeconds("apply")
-	mRetries      = metrics.GetOrCreateCounter("reqgate_core_store_tx_retries_total")
-)
+// mRetries counts the retried transactions.
+var mRetries = metrics.GetOrCreateCounter("reqgate_core_store_tx_retries_total")
 
 // maxAttempts bounds the retries of a transaction that failed with a serialization failure or a deadlock.
 const maxAttempts = 5

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Apply provisions the accounts of p in one transaction: all or nothing, and idempotent.
@@ -27,7 +28,7 @@ import (
 //
 // A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
 func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
-	defer mApply.UpdateDuration(time.Now())
+	defer storemetrics.Apply.UpdateDuration(time.Now())
 	if p == nil {
 		return nil
 	}

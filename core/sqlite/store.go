@@ -19,10 +19,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // tuning: memory-map up to 256 MiB of the file (reads become memory accesses, shared by every connection
@@ -176,7 +176,7 @@ func (s *Store) close() error {
 
 // Ping checks that a read answers.
 func (s *Store) Ping(ctx context.Context) error {
-	defer mPing.UpdateDuration(time.Now())
+	defer storemetrics.Ping.UpdateDuration(time.Now())
 	var one int
 	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("ping sqlite store: %w", err)
@@ -186,38 +186,13 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Empty reports whether no account exists yet.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	defer mEmpty.UpdateDuration(time.Now())
+	defer storemetrics.Empty.UpdateDuration(time.Now())
 	var any bool
 	if err := s.r.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&any); err != nil {
 		return false, fmt.Errorf("empty: %w", err)
 	}
 	return !any, nil
 }
-
-// opSeconds returns the latency histogram of one store call, reqgate_core_store_seconds{op="..."}.
-func opSeconds(op string) *metrics.PrometheusHistogram {
-	return metrics.GetOrCreatePrometheusHistogram(`reqgate_core_store_seconds{op="` + op + `"}`)
-}
-
-// Latency histograms of the store calls, created once.
-var (
-	mPing         = opSeconds("ping")
-	mEmpty        = opSeconds("empty")
-	mAccount      = opSeconds("account")
-	mUserByName   = opSeconds("user_by_name")
-	mUsers        = opSeconds("users")
-	mObjects      = opSeconds("objects")
-	mFields       = opSeconds("fields")
-	mViews        = opSeconds("views")
-	mRecord       = opSeconds("record")
-	mCreateRecord = opSeconds("create_record")
-	mUpdateRecord = opSeconds("update_record")
-	mDeleteRecord = opSeconds("delete_record")
-	mSearch       = opSeconds("search")
-	mRelated      = opSeconds("related")
-	mHistory      = opSeconds("history")
-	mApply        = opSeconds("apply")
-)
 
 // writeTx runs fn in one IMMEDIATE transaction on the writer and commits it.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
