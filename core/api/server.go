@@ -127,6 +127,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		s.writeError(w, err)
 		return "unauthenticated"
 	}
+	w.Header().Set(AuthProofHeader, AuthProof(key, r.Header.Get("Authorization")))
 	c := &call{
 		Version: version,
 		Account: acct,
