@@ -23,9 +23,9 @@ type credential struct {
 // maxCredentials bounds the verified-credential store; when full, expired entries go, then everything.
 const maxCredentials = 100_000
 
-// credentials remembers credentials the core accepted, for AuthTTL, under HMAC-SHA256 with a random
-// per-process key. Only a remembered credential may read the cache; any other request goes to the core,
-// which answers it (a 401 included) and, by answering 2xx, proves it.
+// credentials remembers credentials the core proved (its Reqgate-Authenticated answer, see proof.go), for
+// AuthTTL, under HMAC-SHA256 with a random per-process key. Only a proved credential may read the cache or be
+// charged to an account's rate policies; any other one is first checked with the core (verify.go).
 type credentials struct {
 	ttl  time.Duration // <= 0: nothing is remembered
 	now  func() time.Time
@@ -131,16 +131,24 @@ func (c *credentials) forget(cr credential) {
 // maxFailureKeys bounds the failure counters; when full, expired windows go, then everything.
 const maxFailureKeys = 200_000
 
-// failures counts failed authentications per client IP and per username (of an api_key) in fixed windows,
-// against brute force: once a key reaches its limit, further unverified attempts get 429 until the window
-// ends. A credential that is already verified is never blocked, so an attacker cannot lock out a user who
-// is working.
+// failureLimits are the failed logins allowed within one window: per username from one client IP (the
+// guesses of one attacker at one user), per client IP (one attacker at many users) and per username from all
+// IPs together (a distributed guess at one user). The last is far higher than the first, so that one attacker
+// cannot lock a user out: only many addresses together can, and only for a window.
+type failureLimits struct {
+	window                       time.Duration
+	maxUserIP, maxIP, maxUserAll int
+}
+
+// failures counts failed logins in fixed windows, against brute force. An attempt is reserved before the core
+// checks it, in one locked step with the check of the limits, so that concurrent guesses cannot all pass a
+// limit that each of them reads as not yet reached; an attempt that turns out not to be a failure is released.
+// A credential that is already verified is never checked, so an attacker cannot lock out a user who is working.
 type failures struct {
-	window         time.Duration
-	maxUser, maxIP int
-	now            func() time.Time
-	mu             sync.Mutex
-	m              map[string]*failureWindow
+	failureLimits
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]*failureWindow
 }
 
 type failureWindow struct {
@@ -148,23 +156,66 @@ type failureWindow struct {
 	n     int
 }
 
-func newFailures(window time.Duration, maxUser, maxIP int, now func() time.Time) *failures {
-	return &failures{window: window, maxUser: maxUser, maxIP: maxIP, now: now, m: make(map[string]*failureWindow)}
+func newFailures(l failureLimits, now func() time.Time) *failures {
+	return &failures{failureLimits: l, now: now, m: make(map[string]*failureWindow)}
 }
 
-func userKey(apiKey, user string) string { return "u\x00" + apiKey + "\x00" + user }
-func ipKey(ip string) string             { return "i\x00" + ip }
+// failureKeys are the counters of one attempt, in the order of failureLimits.limits.
+func failureKeys(ip, apiKey, user string) [3]string {
+	return [3]string{
+		"ui\x00" + apiKey + "\x00" + user + "\x00" + ip,
+		"i\x00" + ip,
+		"u\x00" + apiKey + "\x00" + user,
+	}
+}
 
-// blocked returns how long the IP or the user must wait, 0 when neither is blocked.
-func (f *failures) blocked(ip, apiKey, user string) time.Duration {
+func (l *failureLimits) limits() [3]int { return [3]int{l.maxUserIP, l.maxIP, l.maxUserAll} }
+
+// reserve counts one attempt of user (of apiKey) from ip, unless a limit is already reached: then it counts
+// nothing and returns how long the caller must wait.
+func (f *failures) reserve(ip, apiKey, user string) time.Duration {
+	keys, limits := failureKeys(ip, apiKey, user), f.limits()
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	wait := f.waitLocked(ipKey(ip), f.maxIP, now)
-	if user != "" {
-		wait = max(wait, f.waitLocked(userKey(apiKey, user), f.maxUser, now))
+	var wait time.Duration
+	for i, k := range keys {
+		wait = max(wait, f.waitLocked(k, limits[i], now))
 	}
-	return wait
+	if wait > 0 {
+		return wait
+	}
+	if len(f.m) >= maxFailureKeys {
+		for k, w := range f.m {
+			if !now.Before(w.start.Add(f.window)) {
+				delete(f.m, k)
+			}
+		}
+		if len(f.m) >= maxFailureKeys {
+			clear(f.m)
+		}
+	}
+	for _, k := range keys {
+		w, ok := f.m[k]
+		if !ok || !now.Before(w.start.Add(f.window)) {
+			f.m[k] = &failureWindow{start: now, n: 1}
+			continue
+		}
+		w.n++
+	}
+	return 0
+}
+
+// release takes back an attempt that reserve counted and the core did not refuse.
+func (f *failures) release(ip, apiKey, user string) {
+	keys := failureKeys(ip, apiKey, user)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range keys {
+		if w, ok := f.m[k]; ok && w.n > 0 {
+			w.n--
+		}
+	}
 }
 
 func (f *failures) waitLocked(key string, limit int, now time.Time) time.Duration {
@@ -177,34 +228,4 @@ func (f *failures) waitLocked(key string, limit int, now time.Time) time.Duratio
 		return 0
 	}
 	return end.Sub(now)
-}
-
-// record counts one failed attempt of the IP and, when named, the user.
-func (f *failures) record(ip, apiKey, user string) {
-	now := f.now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.m) >= maxFailureKeys {
-		for k, w := range f.m {
-			if !now.Before(w.start.Add(f.window)) {
-				delete(f.m, k)
-			}
-		}
-		if len(f.m) >= maxFailureKeys {
-			clear(f.m)
-		}
-	}
-	f.bumpLocked(ipKey(ip), now)
-	if user != "" {
-		f.bumpLocked(userKey(apiKey, user), now)
-	}
-}
-
-func (f *failures) bumpLocked(key string, now time.Time) {
-	w, ok := f.m[key]
-	if !ok || !now.Before(w.start.Add(f.window)) {
-		f.m[key] = &failureWindow{start: now, n: 1}
-		return
-	}
-	w.n++
 }

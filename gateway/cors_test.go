@@ -48,3 +48,33 @@ func TestCORS(t *testing.T) {
 		})
 	}
 }
+
+// TestCORSWildcard checks that allowed_origins "*" allows any origin without the browser's credentials, that
+// a listed origin keeps them, and that the origin "null" is never reflected.
+func TestCORSWildcard(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.CORSOrigins = []string{"*", "https://app.example.com", "null"}
+	gw := startGateway(t, opt)
+	url := gw.URL + "/api2/demo/re/1"
+	for _, tc := range []struct {
+		origin, wantAllow, wantCreds string
+	}{
+		{"https://evil.example", "*", ""},
+		{"https://app.example.com", "https://app.example.com", "true"},
+		{"null", "", ""},
+	} {
+		t.Run(tc.origin, func(t *testing.T) {
+			res := get(t, url, "Origin: "+tc.origin)
+			if res.Status != 200 {
+				t.Fatalf("status=%d", res.Status)
+			}
+			if got := res.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Errorf("Access-Control-Allow-Origin=%q, want %q", got, tc.wantAllow)
+			}
+			if got := res.Header.Get("Access-Control-Allow-Credentials"); got != tc.wantCreds {
+				t.Errorf("Access-Control-Allow-Credentials=%q, want %q", got, tc.wantCreds)
+			}
+		})
+	}
+}

@@ -11,15 +11,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// loginFailures counts failed logins per client IP and per username of an api_key (see failures).
+// loginFailures counts failed logins (see failures): reserve before the core checks an attempt, release when
+// the attempt was not a failure.
 type loginFailures interface {
-	blocked(ip, apiKey, user string) time.Duration
-	record(ip, apiKey, user string)
+	reserve(ip, apiKey, user string) time.Duration
+	release(ip, apiKey, user string)
 }
 
 // sharedFailures counts failed logins in Redis as well, so that the limits hold across every replica of the
 // gateway (otherwise N replicas would allow N times the attempts). The process's own counters are kept
-// too and stand alone while Redis cannot be reached; the longer wait of the two wins.
+// too and stand alone while Redis cannot be reached.
 type sharedFailures struct {
 	local   *failures
 	rdb     *redis.Client
@@ -37,8 +38,18 @@ const (
 
 var failureStoreErrors = metrics.GetOrCreateCounter(`reqgate_auth_failure_store_errors_total`)
 
-// recordScript adds one failure to each key, starting its window (PEXPIRE, ARGV[1] ms) at the first.
-var recordScript = redis.NewScript(`
+// reserveScript is failures.reserve in Redis, one atomic step: when a counter (KEYS[i]) has reached its limit
+// (ARGV[i+1]) it returns the longest remaining window in milliseconds and counts nothing; otherwise it adds one
+// to every counter, starting a window of ARGV[1] ms at a counter's first attempt, and returns 0.
+var reserveScript = redis.NewScript(`
+local wait = 0
+for i, k in ipairs(KEYS) do
+  if tonumber(redis.call('GET', k) or '0') >= tonumber(ARGV[i + 1]) then
+    local t = redis.call('PTTL', k)
+    if t > wait then wait = t end
+  end
+end
+if wait > 0 then return wait end
 for _, k in ipairs(KEYS) do
   if redis.call('INCR', k) == 1 or redis.call('PTTL', k) < 0 then
     redis.call('PEXPIRE', k, ARGV[1])
@@ -46,61 +57,55 @@ for _, k in ipairs(KEYS) do
 end
 return 0`)
 
-// blockedScript returns the longest remaining window (ms) among the keys whose count reached its limit
-// (ARGV[i] for KEYS[i]), 0 when none did.
-var blockedScript = redis.NewScript(`
-local wait = 0
-for i, k in ipairs(KEYS) do
-  local n = tonumber(redis.call('GET', k) or '0')
-  if n >= tonumber(ARGV[i]) then
-    local t = redis.call('PTTL', k)
-    if t > wait then wait = t end
-  end
+// releaseScript takes one attempt back from every counter that has one.
+var releaseScript = redis.NewScript(`
+for _, k in ipairs(KEYS) do
+  if tonumber(redis.call('GET', k) or '0') > 0 then redis.call('DECR', k) end
 end
-return wait`)
+return 0`)
 
 func newSharedFailures(local *failures, rdb *redis.Client, log *slog.Logger) *sharedFailures {
 	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: failureRedisTimeout}
 }
 
-func redisFailureKey(k string) string { return "reqgate:authfail:" + k }
-
-func (s *sharedFailures) keys(ip, apiKey, user string) (keys []string, limits []any) {
-	keys = []string{redisFailureKey(ipKey(ip))}
-	limits = []any{s.local.maxIP}
-	if user != "" {
-		keys = append(keys, redisFailureKey(userKey(apiKey, user)))
-		limits = append(limits, s.local.maxUser)
+func redisFailureKeys(ip, apiKey, user string) []string {
+	k := failureKeys(ip, apiKey, user)
+	out := make([]string, len(k))
+	for i := range k {
+		out[i] = "reqgate:authfail:" + k[i]
 	}
-	return keys, limits
+	return out
 }
 
-func (s *sharedFailures) blocked(ip, apiKey, user string) time.Duration {
-	wait := s.local.blocked(ip, apiKey, user)
-	if !s.up() {
+func (s *sharedFailures) reserve(ip, apiKey, user string) time.Duration {
+	if wait := s.local.reserve(ip, apiKey, user); wait > 0 || !s.up() {
 		return wait
 	}
-	keys, limits := s.keys(ip, apiKey, user)
+	limits := s.local.limits()
+	args := []any{strconv.FormatInt(s.local.window.Milliseconds(), 10), limits[0], limits[1], limits[2]}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	ms, err := blockedScript.Run(ctx, s.rdb, keys, limits...).Int64()
+	ms, err := reserveScript.Run(ctx, s.rdb, redisFailureKeys(ip, apiKey, user), args...).Int64()
 	if err != nil {
-		s.failed("read", err)
-		return wait
+		s.failed("reserve", err)
+		return 0 // the local reservation stands
 	}
-	return max(wait, time.Duration(ms)*time.Millisecond)
+	if ms > 0 {
+		s.local.release(ip, apiKey, user)
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 0
 }
 
-func (s *sharedFailures) record(ip, apiKey, user string) {
-	s.local.record(ip, apiKey, user)
+func (s *sharedFailures) release(ip, apiKey, user string) {
+	s.local.release(ip, apiKey, user)
 	if !s.up() {
 		return
 	}
-	keys, _ := s.keys(ip, apiKey, user)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := recordScript.Run(ctx, s.rdb, keys, strconv.FormatInt(s.local.window.Milliseconds(), 10)).Err(); err != nil {
-		s.failed("record", err)
+	if err := releaseScript.Run(ctx, s.rdb, redisFailureKeys(ip, apiKey, user)).Err(); err != nil {
+		s.failed("release", err)
 	}
 }
 

@@ -8,27 +8,43 @@ import (
 )
 
 // prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
-// X-Forwarded-* headers and the request id are set, and the target becomes the normalised one of route.Parse
-// under the upstream's prefix (the same form that was routed and keyed).
+// X-Forwarded-* headers and the request id are set, the target becomes the normalised one of route.Parse
+// under the upstream's prefix (the same form that was routed and keyed), and a body the gateway did not read
+// is not sent.
 func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 	stripHop(&req.Header)
 	req.Header.Del("Accept-Encoding") // bodies are cached and rewritten as they are: no compressed variants
-	// The peer's own address is appended (a trusted proxy's too), as each hop does.
-	remote := x.peerIP()
-	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
-		req.Header.Set("X-Forwarded-For", string(prior)+", "+remote)
-	} else {
-		req.Header.Set("X-Forwarded-For", remote)
+	if !x.bodyRead {
+		req.ResetBody()
+		req.Header.SetContentLength(0)
 	}
-	req.Header.Set("X-Forwarded-Proto", x.scheme())
-	if x.host != "" {
-		req.Header.Set("X-Forwarded-Host", x.host)
-	} else {
-		req.Header.Del("X-Forwarded-Host")
-	}
-	req.Header.Set(headerRequestID, x.reqID)
+	g.forwardedHeaders(x, &req.Header)
 	req.SetRequestURI(g.up.prefix + x.rt.URI())
 	req.Header.SetHost(g.up.host)
+}
+
+// forwardedHeaders sets the X-Forwarded-* headers and the request id of an upstream request.
+func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
+	// The peer's own address is appended (a trusted proxy's too), as each hop does, to every address the
+	// caller's X-Forwarded-For lines carried, in their order.
+	remote := x.peerIP()
+	xff := remote
+	if prior := x.ctx.Request.Header.PeekAll("X-Forwarded-For"); len(prior) > 0 {
+		var b []byte
+		for _, v := range prior {
+			b = append(append(b, v...), ", "...)
+		}
+		xff = string(b) + remote
+	}
+	h.Del("X-Forwarded-For")
+	h.Set("X-Forwarded-For", xff)
+	h.Set("X-Forwarded-Proto", x.scheme())
+	if x.host != "" {
+		h.Set("X-Forwarded-Host", x.host)
+	} else {
+		h.Del("X-Forwarded-Host")
+	}
+	h.Set(headerRequestID, x.reqID)
 }
 
 // forward sends the request upstream and relays the answer: everything but cacheable GETs (writes, HEAD,
@@ -60,6 +76,7 @@ func (g *Gateway) forward(x *exchange) {
 	resp := &ctx.Response
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
+	resp.Header.Del(headerAuthProof)
 	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.host)
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(x.rt.APIKey)

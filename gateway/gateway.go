@@ -4,8 +4,9 @@
 // replicas over Redis), limits failed logins and, when given a Limiter, request rates.
 //
 // A request goes through these stages (handler.go): request id, one normalisation of the target
-// (package route), the credential check (auth.go), the rate limit (limit.go), then either the cached read
-// path (read.go) or plain forwarding (forward.go).
+// (package route), the credential check (auth.go, verify.go: a credential the core has not proved is checked
+// with the core before anything else of the request is read or forwarded), the rate limit (limit.go), the
+// request body (body.go), then either the cached read path (read.go) or plain forwarding (forward.go).
 package gateway
 
 import (
@@ -34,7 +35,9 @@ type Gateway struct {
 	creds     *credentials
 	fails     loginFailures
 	limiter   Limiter
-	flight    singleflight.Group
+	flight    singleflight.Group // cache misses of one key
+	verifying singleflight.Group // verifications of one credential
+	budget    bodyBudget
 	ids       *requestIDs
 	log       *slog.Logger
 	srv       *fasthttp.Server
@@ -60,7 +63,8 @@ func New(opt Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	fails := newFailures(opt.FailureWindow, opt.MaxUserFailures, opt.MaxIPFailures, opt.Now)
+	fails := newFailures(failureLimits{window: opt.FailureWindow, maxUserIP: opt.MaxUserFailures,
+		maxIP: opt.MaxIPFailures, maxUserAll: opt.MaxUserFailuresAllIPs}, opt.Now)
 	g := &Gateway{
 		opt:       opt,
 		up:        up,
@@ -72,6 +76,7 @@ func New(opt Options) (*Gateway, error) {
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
 		proxies:   proxies,
+		budget:    bodyBudget{max: opt.BodyBudget},
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.Logger)
@@ -94,14 +99,19 @@ func New(opt Options) (*Gateway, error) {
 		}
 	}
 	g.srv = &fasthttp.Server{
-		Handler:                      g.handle,
-		ErrorHandler:                 g.serverError,
-		NoDefaultServerHeader:        true,
-		NoDefaultContentType:         true,
-		ReadTimeout:                  opt.ReadTimeout,
-		WriteTimeout:                 opt.WriteTimeout,
-		IdleTimeout:                  opt.IdleTimeout,
-		MaxRequestBodySize:           opt.MaxBodyBytes,
+		Handler:               g.handle,
+		ErrorHandler:          g.serverError,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ReadTimeout:           opt.ReadTimeout,
+		WriteTimeout:          opt.WriteTimeout,
+		IdleTimeout:           opt.IdleTimeout,
+		Concurrency:           opt.MaxConns,
+		// Bodies are streamed and read by the handler after authentication (body.go). With streaming,
+		// MaxRequestBodySize only sizes what the server reads ahead of the handler: one byte, so that an
+		// announced body costs no memory before the caller is known. The limit itself is readBody's.
+		StreamRequestBody:            true,
+		MaxRequestBodySize:           1,
 		ReadBufferSize:               16 << 10,
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
@@ -110,13 +120,13 @@ func New(opt Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Handler is the gateway's request handler, for a fasthttp.Server of the caller's own. Such a server
-// should set MaxRequestBodySize to Options.MaxBodyBytes so that oversized bodies get 413 unread.
+// Handler is the gateway's request handler, for a fasthttp.Server of the caller's own. Such a server must set
+// StreamRequestBody (the handler reads bodies only after authentication) and a small MaxRequestBodySize.
 func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
 
 // Serve accepts connections on ln until Shutdown.
 func (g *Gateway) Serve(ln net.Listener) error {
-	if err := g.srv.Serve(ln); err != nil {
+	if err := g.srv.Serve(limitConns(ln, g.opt.MaxConnsPerIP, g.proxies)); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil
@@ -165,8 +175,7 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var te interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		status, msg = fasthttp.StatusRequestEntityTooLarge,
-			fmt.Sprintf("The request body exceeds the limit of %d bytes.", g.opt.MaxBodyBytes)
+		status, msg = fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes)
 	case errors.As(err, &te) && te.Timeout():
 		status, msg = fasthttp.StatusRequestTimeout, "The request was not received in time."
 	default:
@@ -175,6 +184,10 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	countRequest("unknown", status, "")
 	writeError(ctx, status, msg)
 	ctx.SetConnectionClose()
+}
+
+func bodyTooLargeMessage(limit int) string {
+	return fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)
 }
 
 // Ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING): the

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -35,11 +34,15 @@ type exchange struct {
 	proto      string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
 	proxies    []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
 	cred       credential
-	verified   bool   // the credential was accepted by the core within AuthTTL
+	verified   bool   // the core proved the credential (now, or within AuthTTL)
+	ipCharged  bool   // the ip rate policies were charged before verification
+	announced  bool   // the request announced a body (Content-Length > 0, or chunked)
+	bodyRead   bool   // the request body was read (and is forwarded); an unread one closes the connection
+	budget     int64  // bytes of the body budget held, given back at the end
 	json       bool   // the caller's Accept prefers JSON
 	noCache    bool   // the caller asked to revalidate (Cache-Control: no-cache, Pragma: no-cache)
 	cacheRes   string // X-Cache value, "" when not a cacheable read
-	coreStatus int    // status the core gave this caller's own request, 0 when it was not asked
+	coreStatus int    // status the core gave this caller's request, 0 when it was not asked
 	upstream   time.Duration
 	extra      []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf   [4]cache.Header
@@ -52,7 +55,7 @@ type exchange struct {
 func (x *exchange) clientIP() string {
 	if x.ip == "" {
 		if x.proxies != nil {
-			x.ip = forwardedClient(x.ctx.Request.Header.Peek("X-Forwarded-For"), x.proxies)
+			x.ip = forwardedClient(x.ctx.Request.Header.PeekAll("X-Forwarded-For"), x.proxies)
 		}
 		if x.ip == "" {
 			x.ip = x.ctx.RemoteIP().String()
@@ -93,6 +96,15 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	x.rt = rt
+	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
+	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
+		x.announced = true
+		if n > g.opt.MaxBodyBytes {
+			// Refused before anything else, whoever asks: it would be refused after authentication too.
+			g.tooLarge(&x)
+			return
+		}
+	}
 	switch rt.Path {
 	case "/healthz":
 		ctx.SetContentType("text/plain; charset=utf-8")
@@ -118,41 +130,40 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		x.proxies = g.proxies
 		forwardedOrigin(&x)
 	}
-
-	if rt.APIKey != "" {
-		x.addHeader("Vary", "Accept")
-		x.cred = g.creds.parse(hdr.authorization, rt.APIKey)
-		x.verified = g.creds.verified(x.cred, x.now)
-		if !x.verified {
-			if wait := g.fails.blocked(x.clientIP(), rt.APIKey, x.cred.user); wait > 0 {
-				authBlocked.Inc()
-				secs := int((wait + time.Second - 1) / time.Second)
-				g.writeErr(&x, fasthttp.StatusTooManyRequests,
-					"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
-				x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
-				return
-			}
-		}
-		if rt.Class == route.Throttle && ctx.IsGet() {
-			// Answered here (spec Part 2), never counted; "yes" when no limiter is configured.
-			if x.verified || g.verifyWithCore(&x) {
-				g.throttleStatus(&x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
-			}
-			return
-		}
-		if g.limiter != nil {
-			user := "" // only a verified user name counts under a user policy
-			if x.verified {
-				user = x.cred.user
-			}
-			if !g.admit(&x, ratelimit.Request{APIKey: rt.APIKey, User: user, IP: x.clientIP()}) {
-				return
-			}
-		}
+	if rt.APIKey == "" {
+		// Not the API: the core answers it (404) without anything of the caller's; no body is read.
+		g.forward(&x)
+		return
 	}
 
-	if (ctx.IsPost() || ctx.IsPut()) && !g.translateRequest(&x) {
+	x.addHeader("Vary", "Accept")
+	if rt.Cacheable() && ctx.IsGet() {
+		x.cacheRes = cacheMiss // until a stage says otherwise
+	}
+	x.cred = g.creds.parse(hdr.authorization, rt.APIKey)
+	x.verified = g.creds.verified(x.cred, x.now)
+	if !x.verified && !g.authenticate(&x, hdr.authorization) {
 		return
+	}
+	// The credential is proved from here on.
+	if rt.Class == route.Throttle && ctx.IsGet() {
+		// Answered here, never counted; "yes" when no limiter is configured.
+		g.throttleStatus(&x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
+		return
+	}
+	if g.limiter != nil {
+		r := ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user}
+		if !x.ipCharged {
+			r.IP = x.clientIP()
+		}
+		if !g.admit(&x, r) {
+			return
+		}
+	}
+	if ctx.IsPost() || ctx.IsPut() {
+		if !g.readBody(&x) || !g.translateRequest(&x) {
+			return
+		}
 	}
 	switch {
 	case ctx.IsGet() && rt.Cacheable() && g.cache != nil:
@@ -162,8 +173,8 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// finish does the accounting of a request: credential bookkeeping from the core's answer, metrics, the
-// access log. It never logs the Authorization header or a password.
+// finish does the accounting of a request: metrics, the access log, the body budget. It never logs the
+// Authorization header or a password.
 func (g *Gateway) finish(x *exchange) {
 	ctx := x.ctx
 	for _, h := range x.extra {
@@ -173,23 +184,19 @@ func (g *Gateway) finish(x *exchange) {
 			ctx.Response.Header.Set(h.Key, h.Value)
 		}
 	}
-	status := ctx.Response.StatusCode()
-	if x.rt.APIKey != "" && x.coreStatus != 0 {
-		switch {
-		case x.coreStatus == fasthttp.StatusUnauthorized:
-			authFailures.Inc()
-			g.creds.forget(x.cred)
-			if x.cred.present {
-				// A request without credentials (a client's first, challenged try) guesses nothing.
-				g.fails.record(x.clientIP(), x.rt.APIKey, x.cred.user)
-			}
-		case x.coreStatus >= 200 && x.coreStatus < 300 && !x.verified && x.cred.present:
-			// The core authenticates every /api{N}/{key}/ request before anything else, so a 2xx proves the
-			// credential for this key.
-			authVerifications.Inc()
-			g.creds.remember(x.cred)
-		}
+	if x.budget > 0 {
+		g.budget.give(x.budget)
 	}
+	if x.announced && !x.bodyRead {
+		// What is left of the body is still on the connection: it must never be read as the next request.
+		ctx.SetConnectionClose()
+	}
+	if x.verified && x.coreStatus == fasthttp.StatusUnauthorized {
+		// The core refused a credential it had proved (a changed password, a locked user): stop trusting it
+		// at once.
+		g.creds.forget(x.cred)
+	}
+	status := ctx.Response.StatusCode()
 	end := g.now()
 	elapsed := max(end.Sub(x.now), 0)
 	countRequest(x.rt.Class, status, x.cacheRes)
@@ -247,18 +254,28 @@ func scanHeaders(h *fasthttp.RequestHeader) (r requestHeaders) {
 	return r
 }
 
-// corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true).
+// corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true). A listed
+// origin is reflected with credentials allowed; "*" allows every other origin without credentials.
 func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	ctx := x.ctx
 	if len(origin) == 0 {
 		return false
 	}
 	x.addHeader("Vary", "Origin")
-	if !g.cors[string(origin)] && !g.cors["*"] {
+	switch o := string(origin); {
+	case o == "null":
+		// Sandboxed frames, file: pages and redirects all send "null": allowing it allows anyone.
+		return false
+	case g.cors[o]:
+		x.addHeader("Access-Control-Allow-Origin", o)
+		x.addHeader("Access-Control-Allow-Credentials", "true")
+	case g.cors["*"]:
+		// Any origin, but never with the browser's own credentials: a page that sends Authorization itself
+		// still works (Access-Control-Allow-Headers below), and no site rides on a logged-in browser.
+		x.addHeader("Access-Control-Allow-Origin", "*")
+	default:
 		return false
 	}
-	x.addHeader("Access-Control-Allow-Origin", string(origin))
-	x.addHeader("Access-Control-Allow-Credentials", "true")
 	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy")
 	if ctx.IsOptions() && len(ctx.Request.Header.Peek("Access-Control-Request-Method")) > 0 {
 		x.addHeader("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")

@@ -11,18 +11,22 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultUpstream        = "http://127.0.0.1:8081"
-	DefaultUpstreamTimeout = 30 * time.Second
-	DefaultHealthInterval  = time.Second
-	DefaultHealthTimeout   = time.Second
-	DefaultMaxIdleConns    = 512
-	DefaultMaxConnWait     = time.Second
-	DefaultMaxBodyBytes    = 1 << 20
-	DefaultMaxResponse     = 64 << 20
-	DefaultAuthTTL         = 60 * time.Second
-	DefaultFailureWindow   = time.Minute
-	DefaultMaxUserFailures = 10
-	DefaultMaxIPFailures   = 30
+	DefaultUpstream              = "http://127.0.0.1:8081"
+	DefaultUpstreamTimeout       = 30 * time.Second
+	DefaultHealthInterval        = time.Second
+	DefaultHealthTimeout         = time.Second
+	DefaultMaxIdleConns          = 512
+	DefaultMaxConnWait           = time.Second
+	DefaultMaxBodyBytes          = 1 << 20
+	DefaultBodyBudget            = 64 << 20
+	DefaultMaxConns              = 10_000
+	DefaultMaxConnsPerIP         = 256
+	DefaultMaxResponse           = 64 << 20
+	DefaultAuthTTL               = 60 * time.Second
+	DefaultFailureWindow         = time.Minute
+	DefaultMaxUserFailures       = 10
+	DefaultMaxIPFailures         = 30
+	DefaultMaxUserFailuresAllIPs = 100
 )
 
 // Options carry everything the gateway takes from the configuration. Zero values take the defaults.
@@ -44,6 +48,12 @@ type Options struct {
 	MaxConnWait time.Duration
 	// MaxBodyBytes is the largest request body; larger ones get 413 before they reach the core. If zero, 1 MiB.
 	MaxBodyBytes int
+	// BodyBudget bounds the bytes of request bodies held at once, all requests together; a body that does not
+	// fit gets 503. If zero, 64 MiB (at least MaxBodyBytes).
+	BodyBudget int64
+	// MaxConns bounds the open client connections; MaxConnsPerIP those of one client IP (trusted proxies
+	// exempt; one over the cap is answered 429 and closed). If zero: 10,000 and 256.
+	MaxConns, MaxConnsPerIP int
 	// MaxResponseBytes is the largest upstream response body; larger ones give 502. If zero, 64 MiB.
 	MaxResponseBytes int
 	// ReadTimeout, WriteTimeout and IdleTimeout are the caller-side server timeouts. If zero: 30s, 30s, 60s.
@@ -55,10 +65,11 @@ type Options struct {
 	// AuthTTL is how long a credential the core accepted is trusted for cached reads. If zero, 60s;
 	// negative: never remembered (every read goes to the core).
 	AuthTTL time.Duration
-	// MaxUserFailures and MaxIPFailures are the failed authentication attempts allowed per username (of an
-	// api_key) and per client IP within FailureWindow; further attempts get 429. If zero: 10, 30 and 1m.
-	MaxUserFailures, MaxIPFailures int
-	FailureWindow                  time.Duration
+	// MaxUserFailures, MaxIPFailures and MaxUserFailuresAllIPs are the failed authentication attempts allowed
+	// within FailureWindow per username (of an api_key) from one client IP, per client IP, and per username
+	// from all IPs together; further attempts get 429. If zero: 10, 30, 100 and 1m.
+	MaxUserFailures, MaxIPFailures, MaxUserFailuresAllIPs int
+	FailureWindow                                         time.Duration
 
 	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
 	// they share (so the limits hold across replicas). Nil: in-process only.
@@ -116,6 +127,16 @@ func (o *Options) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.BodyBudget <= 0 {
+		o.BodyBudget = DefaultBodyBudget
+	}
+	o.BodyBudget = max(o.BodyBudget, int64(o.MaxBodyBytes))
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxConnsPerIP <= 0 {
+		o.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponse
 	}
@@ -136,6 +157,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxIPFailures <= 0 {
 		o.MaxIPFailures = DefaultMaxIPFailures
+	}
+	if o.MaxUserFailuresAllIPs <= 0 {
+		o.MaxUserFailuresAllIPs = DefaultMaxUserFailuresAllIPs
 	}
 	if o.FailureWindow <= 0 {
 		o.FailureWindow = DefaultFailureWindow

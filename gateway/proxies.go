@@ -63,26 +63,31 @@ func forwardedOrigin(x *exchange) {
 	}
 }
 
-// forwardedClient finds the caller in the X-Forwarded-For of a trusted proxy: walking from the right (the
-// hop nearest the gateway), the first address that is not itself a trusted proxy. Entries further left were
-// written by whoever sent them and are not believed. "" when the header holds no usable address.
-func forwardedClient(xff []byte, proxies []netip.Prefix) string {
+// forwardedClient finds the caller in the X-Forwarded-For lines of a trusted proxy: walking from the right of
+// the last line (the hop nearest the gateway) towards the left of the first, the first address that is not
+// itself a trusted proxy. A proxy that adds a header line of its own instead of appending to the last one is
+// read the same way. Entries further left were written by whoever sent them and are not believed. "" when
+// the lines hold no usable address.
+func forwardedClient(lines [][]byte, proxies []netip.Prefix) string {
 	last := ""
-	for len(xff) > 0 {
-		var v []byte
-		if i := bytes.LastIndexByte(xff, ','); i >= 0 {
-			v, xff = xff[i+1:], xff[:i]
-		} else {
-			v, xff = xff, nil
-		}
-		a, err := netip.ParseAddr(string(bytes.TrimSpace(v)))
-		if err != nil {
-			return last // a malformed hop: trust nothing beyond it
-		}
-		a = a.Unmap().WithZone("")
-		last = a.String()
-		if !inNetworks(a, proxies) {
-			return last
+	for i := len(lines) - 1; i >= 0; i-- {
+		xff := lines[i]
+		for len(xff) > 0 {
+			var v []byte
+			if j := bytes.LastIndexByte(xff, ','); j >= 0 {
+				v, xff = xff[j+1:], xff[:j]
+			} else {
+				v, xff = xff, nil
+			}
+			a, err := netip.ParseAddr(string(bytes.TrimSpace(v)))
+			if err != nil {
+				return last // a malformed hop: trust nothing beyond it
+			}
+			a = a.Unmap().WithZone("")
+			last = a.String()
+			if !inNetworks(a, proxies) {
+				return last
+			}
 		}
 	}
 	return last

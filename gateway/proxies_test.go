@@ -75,9 +75,15 @@ func TestForwardedClient(t *testing.T) {
 		{"192.0.2.1,::1", "192.0.2.1"},
 		{"::ffff:192.0.2.9", "192.0.2.9"},
 		{"2001:db8::1 , ::1", "2001:db8::1"},
+		// Several header lines (one per "\n" here): a proxy that adds a line of its own is read like one
+		// that appends; the caller's own first line is not believed.
+		{"6.6.6.6\n192.0.2.1", "192.0.2.1"},
+		{"6.6.6.6\n192.0.2.1, 10.0.0.5", "192.0.2.1"},
+		{"192.0.2.1\n10.0.0.5", "192.0.2.1"},
+		{"6.6.6.6, 192.0.2.1\n10.0.0.5\n::1", "192.0.2.1"},
 	}
 	for _, tt := range tests {
-		if got := forwardedClient([]byte(tt.xff), proxies); got != tt.want {
+		if got := forwardedClient(lines(tt.xff), proxies); got != tt.want {
 			t.Errorf("forwardedClient(%q) = %q, want %q", tt.xff, got, tt.want)
 		}
 	}
@@ -88,7 +94,7 @@ func FuzzForwardedHeaders(f *testing.F) {
 	f.Add("192.0.2.1, 10.0.0.5", "https", "api.example.com")
 	f.Add(",,,", "HTTPS, http", "[::1]:8443")
 	f.Fuzz(func(t *testing.T, xff, proto, host string) {
-		if got := forwardedClient([]byte(xff), proxies); got != "" {
+		if got := forwardedClient(lines(xff), proxies); got != "" {
 			if _, err := netip.ParseAddr(got); err != nil {
 				t.Fatalf("forwardedClient(%q) = %q, not an address", xff, got)
 			}
@@ -131,4 +137,16 @@ func TestFailedLoginsPerForwardedIP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lines splits a test's header value into header lines at "\n".
+func lines(s string) [][]byte {
+	if s == "" {
+		return nil
+	}
+	var out [][]byte
+	for l := range strings.SplitSeq(s, "\n") {
+		out = append(out, []byte(l))
+	}
+	return out
 }

@@ -18,10 +18,10 @@ type fetched struct {
 	took     time.Duration
 }
 
-// read serves a cacheable GET: a fresh entry to a verified credential (HIT), otherwise the upstream's
+// read serves a cacheable GET of a verified credential: a fresh entry (HIT), otherwise the upstream's
 // answer (MISS, or BYPASS when the caller sent Cache-Control: no-cache), fetched once for all concurrent
 // requests of the same key, stored when it is a 200 the upstream allows to be stored. When the upstream
-// fails, a verified caller gets the entry still within stale_if_error (STALE). A JSON read has entries of
+// fails, the caller gets the entry still within stale_if_error (STALE). A JSON read has entries of
 // its own; its XML form, cached or fetched, is translated once.
 func (g *Gateway) read(x *exchange) {
 	ctx := x.ctx
@@ -43,7 +43,7 @@ func (g *Gateway) read(x *exchange) {
 		return key
 	}
 	bypass := x.noCache
-	if x.verified && !bypass {
+	if !bypass {
 		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
 			x.cacheRes = cacheHit
 			writeEntry(ctx, l.Entry)
@@ -52,19 +52,14 @@ func (g *Gateway) read(x *exchange) {
 		}
 	}
 	key = xmlKey()
-	// Verified credentials of one scope share a flight; an unverified one shares only with itself, so an
-	// answer never reaches a caller whose credential the core has not accepted.
-	flightKey := key
-	if !x.verified {
-		flightKey += "\x00" + string(x.cred.digest[:])
-	}
-	v, _, shared := g.flight.Do(flightKey, func() (any, error) { return g.fetch(x, key), nil })
+	// Every caller here is verified: the callers of one scope share a flight.
+	v, _, shared := g.flight.Do(key, func() (any, error) { return g.fetch(x, key), nil })
 	f := v.(*fetched)
 	if shared {
 		flightShared.Inc()
-		if f.err == nil && x.verified && (f.entry.Status == fasthttp.StatusUnauthorized || f.personal) {
-			// Another credential of the scope was refused, or the answer was meant for its caller alone
-			// (private, Set-Cookie): this caller is answered on its own.
+		if f.err == nil && (f.entry.Status == fasthttp.StatusUnauthorized || f.personal) {
+			// Another credential of the scope was refused (its password changed since it was proved), or the
+			// answer was meant for its caller alone (private, Set-Cookie): this caller is answered on its own.
 			f = g.fetch(x, key)
 		}
 	}
@@ -73,7 +68,7 @@ func (g *Gateway) read(x *exchange) {
 	if bypass {
 		x.cacheRes = cacheBypass
 	}
-	if (f.err != nil || f.entry.Status >= 500) && x.verified {
+	if f.err != nil || f.entry.Status >= 500 {
 		if l, ok := g.lookup(x, xmlKey, jsonKey); ok {
 			g.cache.CountStale()
 			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.reqID, "age", l.Age.String())
@@ -155,7 +150,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 var skipStored = map[string]bool{
 	"Content-Length": true, "Date": true, "Connection": true, "Keep-Alive": true, "Transfer-Encoding": true,
 	"Trailer": true, "Upgrade": true, "Proxy-Authenticate": true, "Te": true, "Proxy-Connection": true,
-	"X-Request-Id": true, "X-Cache": true, "Age": true,
+	"X-Request-Id": true, "X-Cache": true, "Age": true, headerAuthProof: true,
 }
 
 // entryOf copies an upstream response (fasthttp reuses its buffers) and says whether it may be stored (a

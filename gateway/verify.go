@@ -1,33 +1,108 @@
 package gateway
 
 import (
+	"bytes"
+	"strconv"
+	"time"
+
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/ratelimit"
 )
 
-// verifyWithCore asks the core about a credential with the caller's own request, for a gateway-answered
-// path (rate_throttle_status). The core authenticates every /api{N}/{key}/ request before routing it, so
-// any answer but 401 proves the credential; a 401 is relayed. It returns true when verified.
-func (g *Gateway) verifyWithCore(x *exchange) bool {
-	ctx := x.ctx
-	g.prepare(x, &ctx.Request)
-	resp := fasthttp.AcquireResponse()
+// verdict is what the core said of a credential, shared by the requests of one verification flight.
+type verdict struct {
+	proven  bool          // the core authenticated the credential for the account
+	blocked time.Duration // too many failed logins: the core was not asked
+	answer  *cache.Entry  // otherwise the core's answer, relayed as it is (a 401, or a refusal given before authentication)
+	err     error         // the exchange with the core failed
+	took    time.Duration
+}
+
+// authenticate is the stage for a request whose credential the gateway does not trust yet. Before the core is
+// asked, the caller is limited by IP only (an account's quota is never charged for a caller it has not
+// proved), and a credential's attempt is reserved against the failed-login limits. The core is then asked
+// about the credential alone, on the account's base URL and without the request's body, so that nothing of
+// the request is read or forwarded before the caller is known. Only the core's explicit proof verifies the
+// credential; any other answer is relayed to the caller. It returns true when the credential is verified.
+func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
+	if g.limiter != nil {
+		if !g.admit(x, ratelimit.Request{IP: x.clientIP()}) {
+			return false
+		}
+		x.ipCharged = true
+	}
+	base := x.rt.Base()
+	key := base
+	if x.cred.present {
+		key += "\x00" + string(x.cred.digest[:])
+	}
+	v, _, _ := g.verifying.Do(key, func() (any, error) { return g.verify(x, base, auth), nil })
+	vd := v.(*verdict)
+	x.upstream += vd.took
+	switch {
+	case vd.proven:
+		x.verified = true
+		return true
+	case vd.blocked > 0:
+		secs := int((vd.blocked + time.Second - 1) / time.Second)
+		g.writeErr(x, fasthttp.StatusTooManyRequests,
+			"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
+		x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
+	case vd.err != nil:
+		status, msg := upstreamStatus(vd.err)
+		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", "verify", "err", vd.err)
+		g.writeErr(x, status, msg)
+	default:
+		x.coreStatus = vd.answer.Status
+		writeEntry(x.ctx, vd.answer)
+		g.translateResponse(x)
+	}
+	g.cacheHeaders(x, 0)
+	return false
+}
+
+// verify asks the core about x's credential with GET base, the Authorization header auth and nothing else of
+// the caller's request.
+func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
+	ip, user := x.clientIP(), x.cred.user
+	if x.cred.present {
+		// A request without a usable credential guesses nothing: it is not counted.
+		if wait := g.fails.reserve(ip, x.rt.APIKey, user); wait > 0 {
+			authBlocked.Inc()
+			return &verdict{blocked: wait}
+		}
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(g.up.prefix + base)
+	req.Header.SetHost(g.up.host)
+	if len(auth) > 0 {
+		req.Header.SetBytesV("Authorization", auth)
+	}
+	g.forwardedHeaders(x, &req.Header)
+	start := time.Now()
 	g.upstreamCalls.Add(1)
 	upstreamRequests.Inc()
-	if err := g.up.do(&ctx.Request, resp); err != nil {
-		status, msg := upstreamStatus(err)
-		g.writeErr(x, status, msg)
-		return false
+	err := g.up.do(req, resp)
+	took := time.Since(start)
+	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
+	if x.cred.present && !failed {
+		g.fails.release(ip, x.rt.APIKey, user)
 	}
-	if resp.StatusCode() == fasthttp.StatusUnauthorized || resp.StatusCode() >= 500 || !x.cred.present {
-		x.coreStatus = resp.StatusCode()
-		e, _, _ := entryOf(resp)
-		writeEntry(ctx, e)
-		g.translateResponse(x)
-		return false
+	if err != nil {
+		return &verdict{err: err, took: took}
 	}
-	authVerifications.Inc()
-	g.creds.remember(x.cred)
-	x.verified = true
-	return true
+	if x.cred.present && bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(x.rt.APIKey, auth)) {
+		authVerifications.Inc()
+		g.creds.remember(x.cred)
+		return &verdict{proven: true, took: took}
+	}
+	if failed {
+		authFailures.Inc()
+	}
+	e, _, _ := entryOf(resp)
+	return &verdict{answer: e, took: took}
 }

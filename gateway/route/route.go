@@ -58,6 +58,25 @@ func (r *Route) URI() string {
 	return r.Path + "?" + r.Query
 }
 
+// Base is the base URL path of an API route, "/api{N}/{api_key}/": the one request of an account the core
+// answers only after authenticating the credential (with 404, as it names no resource). "" when the route is
+// not under /api.
+func (r *Route) Base() string {
+	if r.APIKey == "" {
+		return ""
+	}
+	// Path starts with "/api{N}/{escaped key}": both segments are plain, so the base is a prefix of Path.
+	n := 0
+	for i := 0; i < len(r.Path); i++ {
+		if r.Path[i] == '/' {
+			if n++; n == 3 {
+				return r.Path[:i+1]
+			}
+		}
+	}
+	return r.Path + "/"
+}
+
 // Cacheable reports whether a successful GET of this route may be cached (reads of spec/api.md).
 func (r *Route) Cacheable() bool {
 	switch r.Class {

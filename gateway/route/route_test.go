@@ -131,3 +131,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestBase(t *testing.T) {
+	for raw, want := range map[string]string{
+		"/api2/acme/re/1":      "/api2/acme/",
+		"/api/acme":            "/api/acme/",
+		"/api/acme/":           "/api/acme/",
+		"/api3/acme/x?y=1":     "/api3/acme/",
+		"//api2//ac%20me/./re": "/api2/ac%20me/",
+		"/api2/acme/../other":  "/api2/other/",
+		"/nosuch/acme/re/1":    "",
+		"/api2":                "",
+	} {
+		r, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", raw, err)
+		}
+		if got := r.Base(); got != want {
+			t.Errorf("Parse(%q).Base() = %q, want %q", raw, got, want)
+		}
+	}
+}

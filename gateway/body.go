@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"errors"
+	"io"
+	"sync/atomic"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+)
+
+// Request bodies are streamed (fasthttp's StreamRequestBody): the server reads a request's headers, and the
+// handler reads its body only once the caller is verified, the rate policies admitted it, and the bytes fit in
+// the gateway's budget of bodies in flight. So what a caller announces in Content-Length costs nothing until
+// then, and the memory held by bodies is bounded whatever callers announce.
+
+// bodyBudget bounds the bytes of request bodies held at once across all requests.
+type bodyBudget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// take reserves n bytes, or returns false when they do not fit.
+func (b *bodyBudget) take(n int64) bool {
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *bodyBudget) give(n int64) { b.used.Add(-n) }
+
+var bodyBudgetRefused = metrics.GetOrCreateCounter(`reqgate_gateway_body_budget_refused_total`)
+
+// errBodyTooLarge is a body over Options.MaxBodyBytes.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads the request body of a verified, admitted caller into memory, within the body budget. It
+// returns false after answering 413 (over MaxBodyBytes), 503 (the budget is spent) or 400 (a broken body).
+func (g *Gateway) readBody(x *exchange) bool {
+	ctx := x.ctx
+	if !x.announced {
+		x.bodyRead = true
+		return true
+	}
+	n := int64(ctx.Request.Header.ContentLength()) // over MaxBodyBytes was refused on arrival
+	if n < 0 {
+		n = int64(g.opt.MaxBodyBytes) // chunked: the size is known only once read
+	}
+	if !g.budget.take(n) {
+		bodyBudgetRefused.Inc()
+		g.writeErr(x, fasthttp.StatusServiceUnavailable, "The gateway is busy receiving other requests; try again shortly.")
+		x.addHeader("Retry-After", "1")
+		return false
+	}
+	x.budget = n
+	body, err := readStream(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), g.opt.MaxBodyBytes)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		g.tooLarge(x)
+		return false
+	case err != nil:
+		g.writeErr(x, fasthttp.StatusBadRequest, "The request body could not be read.")
+		return false
+	}
+	ctx.Request.SetBodyRaw(body)
+	x.bodyRead = true
+	return true
+}
+
+// readStream reads a body of length n (-1: chunked, up to limit).
+func readStream(r io.Reader, n, limit int) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if n >= 0 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, errBodyTooLarge
+	}
+	return b, nil
+}
+
+// tooLarge answers 413 for a body over the limit; the body is left unread and the connection closed.
+func (g *Gateway) tooLarge(x *exchange) {
+	g.writeErr(x, fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes))
+}
