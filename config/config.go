@@ -50,6 +50,9 @@ type Server struct {
 	IdleTimeout     time.Duration // keep-alive idle connection; default 60s
 	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
 	MaxBodyBytes    int64         // largest accepted request body; default 1MiB
+	BodyBudget      int64         // bytes of request bodies held at once, all requests together; default 64MiB
+	MaxConns        int           // open client connections; default 10000
+	MaxConnsPerIP   int           // open client connections of one client IP (trusted proxies exempt); default 256
 	// TrustedProxies are the networks (CIDR, or a single IP) of TLS-terminating proxies in front of the
 	// gateway: only from them are X-Forwarded-Proto and X-Forwarded-Host believed. Default none.
 	TrustedProxies []string
@@ -92,11 +95,13 @@ type Cache struct {
 type Auth struct {
 	TTL time.Duration // how long a verified credential is trusted without asking the core; default 60s; 0 = never
 
-	// Failed Basic-auth attempts allowed per username (of an api_key) and per client IP within FailureWindow;
-	// further attempts are rejected until the window passes. Defaults 10, 30 and 1m.
-	MaxUserFailures int
-	MaxIPFailures   int
-	FailureWindow   time.Duration
+	// Failed Basic-auth attempts allowed within FailureWindow per username (of an api_key) from one client
+	// IP, per client IP, and per username from all IPs together; further attempts are rejected until the
+	// window passes. Defaults 10, 30, 100 and 1m.
+	MaxUserFailures       int
+	MaxIPFailures         int
+	MaxUserFailuresAllIPs int
+	FailureWindow         time.Duration
 }
 
 // Core holds settings of the core service.
@@ -160,6 +165,9 @@ func Default(role string) *Config {
 			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 15 * time.Second,
 			MaxBodyBytes:    1 << 20,
+			BodyBudget:      64 << 20,
+			MaxConns:        10_000,
+			MaxConnsPerIP:   256,
 		},
 		Log: Log{Level: "info", Format: "json"},
 		Upstream: Upstream{
@@ -177,7 +185,7 @@ func Default(role string) *Config {
 			StaleIfError: 5 * time.Minute,
 			Scope:        "account",
 		},
-		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, FailureWindow: time.Minute},
+		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, MaxUserFailuresAllIPs: 100, FailureWindow: time.Minute},
 		Core: Core{SchemaTTL: 2 * time.Second},
 		RateLimit: RateLimit{
 			RejectStatus:  429,

@@ -38,6 +38,9 @@ var settings = []*setting{
 	{path: "server.idle_timeout", help: "idle keep-alive connection", field: func(c *Config) any { return &c.Server.IdleTimeout }},
 	{path: "server.shutdown_timeout", help: "grace period on SIGTERM", field: func(c *Config) any { return &c.Server.ShutdownTimeout }},
 	{path: "server.max_body_bytes", help: "largest request body", field: func(c *Config) any { return &c.Server.MaxBodyBytes }},
+	{path: "server.body_budget", help: "bytes of request bodies held at once, all requests together (503 past it)", field: func(c *Config) any { return &c.Server.BodyBudget }},
+	{path: "server.max_conns", help: "open client connections", field: func(c *Config) any { return &c.Server.MaxConns }},
+	{path: "server.max_conns_per_ip", help: "open client connections of one client IP (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerIP }},
 	{path: "server.trusted_proxies", help: "networks (CIDR or IP) whose X-Forwarded-Proto/-Host the gateway believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
 
 	{path: "log.level", help: "debug | info | warn | error", field: func(c *Config) any { return &c.Log.Level }},
@@ -61,7 +64,8 @@ var settings = []*setting{
 	{path: "cache.scope", help: "account | user", field: func(c *Config) any { return &c.Cache.Scope }},
 
 	{path: "auth.ttl", help: "how long a verified credential is trusted; 0 = never", field: func(c *Config) any { return &c.Auth.TTL }},
-	{path: "auth.max_user_failures", help: "failed logins per username within failure_window", field: func(c *Config) any { return &c.Auth.MaxUserFailures }},
+	{path: "auth.max_user_failures", help: "failed logins per username from one client IP within failure_window", field: func(c *Config) any { return &c.Auth.MaxUserFailures }},
+	{path: "auth.max_user_failures_all_ips", help: "failed logins per username from all IPs together within failure_window", field: func(c *Config) any { return &c.Auth.MaxUserFailuresAllIPs }},
 	{path: "auth.max_ip_failures", help: "failed logins per client IP within failure_window", field: func(c *Config) any { return &c.Auth.MaxIPFailures }},
 	{path: "auth.failure_window", help: "window of the failed-login counts", field: func(c *Config) any { return &c.Auth.FailureWindow }},
 

@@ -62,6 +62,15 @@ func (c *Config) Validate() error {
 	if c.Server.MaxBodyBytes < 1 || c.Server.MaxBodyBytes > maxBodyCap {
 		k.fail("server.max_body_bytes", "must be between 1 and 1GiB")
 	}
+	if c.Server.BodyBudget < c.Server.MaxBodyBytes {
+		k.fail("server.body_budget", "must be >= server.max_body_bytes (%d)", c.Server.MaxBodyBytes)
+	}
+	if c.Server.MaxConns < 1 {
+		k.fail("server.max_conns", "must be >= 1")
+	}
+	if c.Server.MaxConnsPerIP < 1 || c.Server.MaxConnsPerIP > c.Server.MaxConns {
+		k.fail("server.max_conns_per_ip", "must be between 1 and server.max_conns (%d)", c.Server.MaxConns)
+	}
 	k.proxies(c.Server.TrustedProxies)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
@@ -95,6 +104,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth.MaxIPFailures < 1 {
 		k.fail("auth.max_ip_failures", "must be >= 1")
+	}
+	if c.Auth.MaxUserFailuresAllIPs < c.Auth.MaxUserFailures {
+		k.fail("auth.max_user_failures_all_ips", "must be >= auth.max_user_failures (%d)", c.Auth.MaxUserFailures)
 	}
 	k.positive("auth.failure_window", c.Auth.FailureWindow)
 	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)
