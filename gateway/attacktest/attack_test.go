@@ -1,0 +1,425 @@
+// Package attacktest is the gateway's attack suite: each test plays an attacker against a real gateway in front
+// of the real core (and real Redis where the attack involves it), over loopback, and checks that the gateway's
+// promise holds. docs/security.md lists the threats and which test covers each; a change to the gateway runs
+// them all in `make test`.
+package attacktest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/redistest"
+)
+
+// accounts are two organisations: the victim (acme) and another tenant (globex).
+const accounts = `accounts:
+  - api_key: acme
+    name: Acme
+    users:
+      - {username: alice, password: alice-secret, email: alice@acme.test, firstname: Alice, lastname: Archer}
+      - {username: bob, password: bob-secret, email: bob@acme.test, firstname: Bob, lastname: Baker}
+    records:
+      - {kind: re, id: 1, created_by: alice, fields: {field_101: Acme secret plan}}
+  - api_key: globex
+    name: Globex
+    users:
+      - {username: gina, password: gina-secret, email: gina@globex.test, firstname: Gina, lastname: Globex}
+`
+
+// secret is what only acme's users may read.
+const secret = "Acme secret plan"
+
+// serve runs a gateway with opt on a free loopback port (all of 127.0.0.1) until the test ends.
+func serve(tb testing.TB, opt gateway.Options) (*gateway.Gateway, string) {
+	tb.Helper()
+	g, err := gateway.New(opt)
+	if err != nil {
+		tb.Fatalf("gateway.New: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = g.Serve(ln) }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+		<-done
+	})
+	return g, "http://" + ln.Addr().String()
+}
+
+func cached(c *coretest.Core) gateway.Options {
+	return gateway.Options{Upstream: c.URL, Cache: gateway.CacheOptions{Enabled: true}}
+}
+
+// from is a client whose connections leave from the loopback address ip (127.0.0.0/8 is all ours).
+func from(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}}
+}
+
+var local = from("127.0.0.1")
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// call sends a request as user:pass ("" sends no credentials) with headers "Key: value".
+func call(tb testing.TB, c *http.Client, method, url, user, pass, body string, headers ...string) reply {
+	tb.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/xml")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(k, strings.TrimSpace(v))
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{res.StatusCode, res.Header, string(b)}
+}
+
+// raw sends request bytes on a connection of its own and returns the status line's code (0 when the
+// gateway closed the connection without answering).
+func raw(tb testing.TB, addr, request string) int {
+	tb.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		tb.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestForgedCredentialAfterPreAuthAnswers plays the attacker who makes up a credential and first sends it
+// where the core answers before it authenticates anything (an unknown version, a malformed target) or
+// refuses after authenticating (an unknown segment, a bad id, a wrong method), hoping the gateway takes such
+// an answer as proof of the credential. Whatever came before, the made-up credential must get 401 on a
+// cached read of the account, never its data, in both cache scopes.
+func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	probes := []struct{ method, target, body string }{
+		{"GET", "/api3/acme/rate_throttle_status", ""},
+		{"GET", "/api3/acme/re/1", ""},
+		{"GET", "/api7/acme/user", ""},
+		{"GET", "/api999/acme/re/1", ""},
+		{"GET", "/api2/acme/nosuch", ""},
+		{"GET", "/api2/acme/re/x", ""},
+		{"GET", "/api2/acme/re/99999", ""},
+		{"GET", "/api/acme/re/view", ""},
+		{"GET", "/api/acme/re/1/related", ""},
+		{"PATCH", "/api2/acme/re/1", ""},
+		{"DELETE", "/api2/acme/user/1", ""},
+		{"POST", "/api3/acme/re", "<requirement/>"},
+		{"PUT", "/api2/acme/re/1/x/y/z/w/v/u/t/s", "<requirement/>"},
+		{"GET", "/api2/acme", ""},
+		{"GET", "/api2/acme/", ""},
+		{"GET", "/api2/acme/rate_throttle_status", ""},
+	}
+	malformed := []string{"/api2/acme/%zz", "/api2/acme/re/1?x=%zz", "http://gw/api3/acme/re/1", "/api2/ac%2Fme/re/1"}
+	for _, scope := range []string{"account", "user"} {
+		t.Run(scope, func(t *testing.T) {
+			opt := cached(c)
+			opt.Cache.Scope = scope
+			opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 1000, 1000
+			g, url := serve(t, opt)
+			target := url + "/api2/acme/re/1"
+			for range 2 {
+				if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 {
+					t.Fatalf("alice's read: %d", r.status)
+				}
+			}
+			forged := [][2]string{{"mallory", "anything"}, {"alice", "guess"}, {"gina", "gina-secret"}}
+			addr := strings.TrimPrefix(url, "http://")
+			// Each probe, then at once the cached read with the same credential (a later refusal by the core
+			// could make the gateway forget what an earlier probe made it believe).
+			check := func(probe string, cr [2]string) {
+				t.Helper()
+				before := g.Stats().Cache.Hits
+				r := call(t, local, "GET", target, cr[0], cr[1], "")
+				if r.status != http.StatusUnauthorized || strings.Contains(r.body, secret) {
+					t.Errorf("%s:%s after %s: status %d, X-Cache %q; want 401 without data",
+						cr[0], cr[1], probe, r.status, r.header.Get("X-Cache"))
+				}
+				if hits := g.Stats().Cache.Hits - before; hits != 0 {
+					t.Errorf("%s:%s after %s: served from the cache", cr[0], cr[1], probe)
+				}
+			}
+			for _, p := range probes {
+				for _, cr := range forged {
+					call(t, local, p.method, url+p.target, cr[0], cr[1], p.body)
+					check(p.method+" "+p.target, cr)
+				}
+			}
+			for _, m := range malformed {
+				raw(t, addr, "GET "+m+" HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic bWFsbG9yeTphbnl0aGluZw==\r\n\r\n")
+				check("GET "+m, forged[0])
+			}
+			if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 || !strings.Contains(r.body, secret) {
+				t.Errorf("alice after the attack: %d", r.status)
+			}
+		})
+	}
+}
+
+// TestQuotaTheft plays the stranger who spends an account's quota: requests without credentials, or with
+// wrong ones, must not be charged to the account's (or a user's) rate policies. They are limited by IP.
+func TestQuotaTheft(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "account", Key: "api_key", Limit: 5, Period: time.Hour},
+		{Name: "user", Key: "user", Limit: 5, Period: time.Hour},
+		{Name: "ip", Key: "ip", Limit: 40, Period: time.Hour},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	opt := cached(c)
+	opt.Limiter = l
+	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 1000, 1000
+	_, url := serve(t, opt)
+	thief := from("127.0.0.7")
+	for i := range 30 {
+		user, pass := "", ""
+		if i%2 == 1 {
+			user, pass = "alice", fmt.Sprintf("guess-%d", i)
+		}
+		if r := call(t, thief, "GET", url+"/api2/acme/re/1", user, pass, ""); r.status != http.StatusUnauthorized {
+			t.Fatalf("stranger's call %d: status %d, want 401", i, r.status)
+		}
+	}
+	for i := range 5 {
+		r := call(t, local, "GET", url+"/api2/acme/re/1", "alice", "alice-secret", "")
+		if r.status != 200 {
+			t.Fatalf("alice's call %d after 30 strangers' calls: status %d, want 200 (quota spent by strangers)", i, r.status)
+		}
+	}
+	if r := call(t, local, "GET", url+"/api2/acme/re/1", "alice", "alice-secret", ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("alice's sixth call: status %d, want 429 (the account's own quota)", r.status)
+	}
+	// The strangers are limited by their address: 40 calls an hour, 30 spent.
+	for i := range 10 {
+		if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.status != http.StatusUnauthorized {
+			t.Fatalf("stranger's call %d: status %d, want 401", 30+i, r.status)
+		}
+	}
+	if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("stranger's 41st call: status %d, want 429 (the ip policy)", r.status)
+	}
+}
+
+// TestConcurrentBruteForce sends 300 simultaneous guesses of one user's password from one IP, the right one
+// among them: the failed-login limit must hold however the guesses interleave, in process and across two
+// replicas sharing Redis. At most the limit's worth of guesses reach the core.
+func TestConcurrentBruteForce(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	rs := redistest.Start(t)
+	const limit, guesses = 10, 300
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("redis=%v", shared), func(t *testing.T) {
+			var urls []string
+			var gws []*gateway.Gateway
+			for range 2 {
+				opt := cached(c)
+				opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = limit, 1000, 1000
+				if shared {
+					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+					t.Cleanup(func() { rdb.Close() })
+					opt.Redis = rdb
+				}
+				g, u := serve(t, opt)
+				gws, urls = append(gws, g), append(urls, u)
+				if !shared {
+					break
+				}
+			}
+			user, other := "bob", "alice"
+			if shared {
+				user, other = "alice", "bob" // fresh counters in Redis
+			}
+			for _, u := range urls { // the record is cached: a guess that passes costs no read of it
+				call(t, local, "GET", u+"/api2/acme/re/1", other, other+"-secret", "")
+			}
+			var before uint64
+			for _, g := range gws {
+				before += g.Stats().UpstreamRequests
+			}
+			statuses := make([]int, guesses)
+			var wg sync.WaitGroup
+			for i := range guesses {
+				wg.Go(func() {
+					pass := fmt.Sprintf("guess-%d", i)
+					if i == guesses-1 {
+						pass = user + "-secret"
+					}
+					statuses[i] = call(t, local, "GET", urls[i%len(urls)]+"/api2/acme/re/1", user, pass, "").status
+				})
+			}
+			wg.Wait()
+			sent := -before
+			for _, g := range gws {
+				sent += g.Stats().UpstreamRequests
+			}
+			if sent > limit+1 {
+				t.Errorf("%d guesses reached the core, want at most %d (the limit, and the right password)", sent, limit+1)
+			}
+			count := map[int]int{}
+			for _, s := range statuses {
+				count[s]++
+			}
+			if count[http.StatusUnauthorized] > limit || count[http.StatusOK] > 1 || count[http.StatusTooManyRequests] < guesses-limit-1 {
+				t.Errorf("answers %v: want at most %d 401, the rest 429 (one 200 at most)", count, limit)
+			}
+		})
+	}
+}
+
+// TestNoLockoutFromOneAddress plays the attacker who locks a user out by failing on purpose: wrong passwords
+// from one address block that address's further guesses at the user, not the user's own logins from
+// elsewhere. Only many addresses together (max_user_failures_all_ips) can block a user, and only for a window.
+func TestNoLockoutFromOneAddress(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	opt := cached(c)
+	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 3, 100, 8
+	opt.AuthTTL = -1 // every login is checked, so a lockout would show
+	_, url := serve(t, opt)
+	target := url + "/api2/acme/re/1"
+	attacker := from("127.0.0.9")
+	for i := range 3 {
+		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, r.status)
+		}
+	}
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's fourth guess: %d, want 429", r.status)
+	}
+	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 {
+		t.Fatalf("alice from her own address after the attacker's guesses: %d, want 200 (locked out)", r.status)
+	}
+	// Distributed guessing: three more addresses reach the per-user limit of all addresses together.
+	for i, ip := range []string{"127.0.0.10", "127.0.0.11", "127.0.0.12"} {
+		for range 2 {
+			if r := call(t, from(ip), "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized && i < 2 {
+				t.Fatalf("guess from %s: %d, want 401", ip, r.status)
+			}
+		}
+	}
+	if r := call(t, from("127.0.0.13"), "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("a guess after max_user_failures_all_ips from many addresses: %d, want 429", r.status)
+	}
+}
+
+// TestSpoofedForwardedFor plays the caller behind a trusted proxy that adds its own X-Forwarded-For line:
+// whatever the caller wrote in a line of its own, it is counted under the address the proxy saw.
+func TestSpoofedForwardedFor(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	opt := cached(c)
+	opt.TrustedProxies = []string{"127.0.0.1"}
+	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 3, 1000
+	_, url := serve(t, opt)
+	for i := range 3 {
+		r := call(t, local, "GET", url+"/api2/acme/re/1", fmt.Sprintf("user%d", i), "x", "",
+			fmt.Sprintf("X-Forwarded-For: 6.6.6.%d", i), "X-Forwarded-For: 192.0.2.1")
+		if r.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i, r.status)
+		}
+	}
+	r := call(t, local, "GET", url+"/api2/acme/re/1", "user9", "x", "",
+		"X-Forwarded-For: 6.6.6.99", "X-Forwarded-For: 192.0.2.1")
+	if r.status != http.StatusTooManyRequests {
+		t.Errorf("fourth guess of 192.0.2.1 with a new spoofed first line: %d, want 429 (counted by the spoofed line)", r.status)
+	}
+}
+
+// TestSmuggledBodies sends bodies the gateway does not read (to a non-API path, with a GET, refused before
+// authentication, over the size limit): whatever is left of them on the connection must never be read as a
+// request of its own. Each body here is a complete request that would be served if it were.
+func TestSmuggledBodies(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	opt := cached(c)
+	opt.MaxBodyBytes = 1024
+	g, url := serve(t, opt)
+	addr := strings.TrimPrefix(url, "http://")
+	inner := "GET /api2/acme/re/1 HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic YWxpY2U6YWxpY2Utc2VjcmV0\r\n\r\n"
+	big := inner + strings.Repeat("x", 2000)
+	for _, outer := range []string{
+		"POST /nosuch HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s",
+		"GET /api2/acme/re/1 HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s",
+		"POST /api2/acme/re HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic bWFsbG9yeTp4\r\nContent-Length: %d\r\n\r\n%s",
+	} {
+		for _, body := range []string{inner, big} {
+			before := g.Stats().UpstreamRequests
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(conn, outer, len(body), body)
+			br := bufio.NewReader(conn)
+			answers := 0
+			for {
+				res, err := http.ReadResponse(br, nil)
+				if err != nil {
+					break
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				answers++
+				if strings.Contains(string(b), secret) {
+					t.Errorf("%q: the smuggled request was served", strings.SplitN(outer, "\r\n", 2)[0])
+				}
+			}
+			conn.Close()
+			if answers != 1 {
+				t.Errorf("%q with a %d-byte body: %d answers, want 1", strings.SplitN(outer, "\r\n", 2)[0], len(body), answers)
+			}
+			if sent := g.Stats().UpstreamRequests - before; sent > 1 {
+				t.Errorf("%q: %d requests reached the core, want at most 1", strings.SplitN(outer, "\r\n", 2)[0], sent)
+			}
+		}
+	}
+}
