@@ -30,7 +30,8 @@ func FuzzXMLToJSON(f *testing.F) {
 	fuzzSeeds(f, ".xml",
 		`<x a="1&#9;2"><y>&lt;&#13;</y><y/><z><![CDATA[]]>]]></z></x>`,
 		`<users>  </users>`, `<a><b>1</b><c/><b>2</b></a>`, `<ns:a xmlns:ns="u"><ns:b/></ns:a>`,
-		"<value id=\"007\" email=''>\r\n</value>", `<relationships id="x"><requirements/></relationships>`)
+		"<value id=\"007\" email=''>\r\n</value>", `<relationships id="x"><requirements/></relationships>`,
+		"<value><![CDATA[<p>a</p>]]>&#xD;<![CDATA[\n]]>&#xD;</value>")
 	f.Fuzz(func(t *testing.T, in []byte) {
 		js, err := XMLToJSON(in)
 		if err != nil {
@@ -81,7 +82,8 @@ func FuzzXMLToJSON(f *testing.F) {
 func FuzzJSONToXML(f *testing.F) {
 	fuzzSeeds(f, ".json",
 		`{"x":{"@a":"1\t2","#text":"\r\n"}}`, `{"users":" "}`, `{"a":{"b":[1,"2",null,true,{"@c":-0.5e1}]}}`,
-		`{"a":{"#text":"","b":{}}}`, `[1]`, `{"a":1,"b":2}`, `{"a":"\ud800"}`, `{"é":{"ñ:x":"\u2028"}}`)
+		`{"a":{"#text":"","b":{}}}`, `[1]`, `{"a":1,"b":2}`, `{"a":"\ud800"}`, `{"é":{"ñ:x":"\u2028"}}`,
+		`{"field":{"name":"f","value":"\r\n\r"}}`)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		x, err := JSONToXML(in)
 		if err != nil {

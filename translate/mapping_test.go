@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"encoding/json"
+	"encoding/xml"
 	"strings"
 	"testing"
 )
@@ -148,4 +150,89 @@ func TestLargeDocument(t *testing.T) {
 func itoa3(i int) string {
 	const d = "0123456789"
 	return string([]byte{d[i/10000%10], d[i/1000%10], d[i/100%10], d[i/10%10], d[i%10]})
+}
+
+// TestCarriageReturns: a CR in a JSON string crosses to XML as a reference, since XML readers turn a
+// literal CR or CR LF into LF, and comes back from XML, references and CDATA split around them alike,
+// as the same string.
+func TestCarriageReturns(t *testing.T) {
+	const decl = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+	tests := []struct {
+		name, json, xml string
+		value           string // the <value> text as encoding/xml decodes the XML
+	}{
+		{"CR LF", `{"field":{"name":"f","value":"a\r\nb"}}`,
+			"<field><name>f</name><value>a&#xD;\nb</value></field>", "a\r\nb"},
+		{"lone CR", `{"field":{"name":"f","value":"a\rb\r"}}`,
+			"<field><name>f</name><value>a&#xD;b&#xD;</value></field>", "a\rb\r"},
+		{"CR only", `{"field":{"name":"f","value":"\r"}}`,
+			"<field><name>f</name><value>&#xD;</value></field>", "\r"},
+		{"CR LF only", `{"field":{"name":"f","value":"\r\n"}}`,
+			"<field><name>f</name><value>&#xD;\n</value></field>", "\r\n"},
+		{"attribute", `{"field":{"name":"f","value":{"@id":"1\r\n2","#text":"x"}}}`,
+			"<field><name>f</name><value id=\"1&#xD;&#xA;2\">x</value></field>", "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := JSONToXML([]byte(tt.json))
+			if err != nil {
+				t.Fatalf("JSONToXML: %v", err)
+			}
+			if got, want := string(x), decl+tt.xml; got != want {
+				t.Errorf("JSONToXML(%s)\n got %q\nwant %q", tt.json, got, want)
+			}
+			var doc struct {
+				Value string `xml:"value"`
+			}
+			if err := xml.Unmarshal(x, &doc); err != nil {
+				t.Fatalf("encoding/xml: %v", err)
+			}
+			if doc.Value != tt.value {
+				t.Errorf("encoding/xml decodes <value> as %q, want %q", doc.Value, tt.value)
+			}
+			js, err := XMLToJSON(x)
+			if err != nil {
+				t.Fatalf("XMLToJSON: %v", err)
+			}
+			if string(js) != tt.json {
+				t.Errorf("XMLToJSON(JSONToXML(%s)) = %s", tt.json, js)
+			}
+		})
+	}
+}
+
+// TestCarriageReturnsFromCore: the shapes in which the core writes a CR (a reference in text, a reference
+// between CDATA sections) read as CR; a literal CR or CR LF reads as LF, as in any XML reader.
+func TestCarriageReturnsFromCore(t *testing.T) {
+	tests := []struct{ name, xml, want string }{
+		{"reference in text", "<x>a&#xD;\nb&#xD;</x>", `{"x":"a\r\nb\r"}`},
+		{"reference between CDATA sections", "<x><![CDATA[<p>a</p>]]>&#xD;<![CDATA[\n]]]]><![CDATA[>]]>&#xD;</x>",
+			`{"x":"<p>a</p>\r\n]]>\r"}`},
+		{"references only", "<x>&#xD;&#xD;</x>", `{"x":"\r\r"}`},
+		{"literal CR LF in CDATA", "<x><![CDATA[a\r\nb\rc]]></x>", `{"x":"a\nb\nc"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			js, err := XMLToJSON([]byte(tt.xml))
+			if err != nil {
+				t.Fatalf("XMLToJSON(%q): %v", tt.xml, err)
+			}
+			if string(js) != tt.want {
+				t.Errorf("XMLToJSON(%q)\n got %s\nwant %s", tt.xml, js, tt.want)
+			}
+			var doc struct {
+				Text string `xml:",chardata"`
+			}
+			if err := xml.Unmarshal([]byte(tt.xml), &doc); err != nil {
+				t.Fatalf("encoding/xml: %v", err)
+			}
+			var want struct{ X string }
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Text != want.X {
+				t.Errorf("encoding/xml reads %q, XMLToJSON %q", doc.Text, want.X)
+			}
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -36,6 +37,7 @@ type authCache struct {
 	mu    sync.Mutex
 	m     map[[32]byte]authEntry
 	group singleflight.Group
+	cost  atomic.Int32 // bcrypt cost of the latest user hash compared against; 0 before the first
 }
 
 type authEntry struct {
@@ -44,9 +46,55 @@ type authEntry struct {
 	exp  time.Time
 }
 
-// dummyHash is compared against when the user does not exist, so that unknown and known usernames take
-// the same time to refuse.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("reqgate: no such user"), bcrypt.MinCost)
+// dummyHashes holds, by bcrypt cost, the hash compared against when there is no user hash to compare
+// against. Each is made on first use: making one costs what a comparison costs, once per cost and process.
+var dummyHashes sync.Map // int -> []byte
+
+// dummyHash returns the dummy hash of the given cost.
+func dummyHash(cost int) []byte {
+	if h, ok := dummyHashes.Load(cost); ok {
+		return h.([]byte)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte("reqgate: no such user"), cost)
+	if err != nil {
+		// Only an out-of-range cost fails, and costs come from bcrypt.Cost of a valid hash or the default.
+		panic(fmt.Sprintf("core api: dummy bcrypt hash of cost %d: %v", cost, err))
+	}
+	actual, _ := dummyHashes.LoadOrStore(cost, h)
+	return actual.([]byte)
+}
+
+// userHash returns the user's password hash if it is a bcrypt hash, and notes its cost; else nil.
+func (a *authCache) userHash(u core.User) []byte {
+	cost, err := bcrypt.Cost(u.PasswordHash)
+	if err != nil {
+		return nil
+	}
+	a.cost.Store(int32(cost))
+	return u.PasswordHash
+}
+
+// refuse does the bcrypt comparison an accepted credential costs and returns errUnauthorized, so that the
+// time of a refusal tells neither an unknown api_key, an unknown username, a deleted, inactive or
+// password-less user nor a wrong password apart. It compares against hash, or when that is nil against a
+// dummy hash of the cost of the real hashes.
+//
+// The core cannot know that cost in advance: the account file was hashed by another process, at
+// accounts.BcryptCost of that process (which tests lower), and hashes kept from earlier account files may
+// differ. So the cost is read from the user hashes themselves: the cost of the latest one compared against
+// (following a change of cost as users log in), and bcrypt.DefaultCost, the cost of account files in
+// production, until the server has met one.
+func (a *authCache) refuse(hash []byte, password string) error {
+	if hash == nil {
+		cost := int(a.cost.Load())
+		if cost == 0 {
+			cost = bcrypt.DefaultCost
+		}
+		hash = dummyHash(cost)
+	}
+	bcrypt.CompareHashAndPassword(hash, []byte(password)) //nolint:errcheck // refused whatever it says
+	return errUnauthorized
+}
 
 func newAuthCache(ttl time.Duration, now func() time.Time) *authCache {
 	a := &authCache{ttl: ttl, now: now, m: make(map[[32]byte]authEntry)}
@@ -115,8 +163,8 @@ func (a *authCache) flush() {
 }
 
 // authenticate checks the Basic credentials of r against the account of apiKey. Missing or wrong
-// credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized; store trouble
-// is returned as is (500).
+// credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized, and each
+// costs one bcrypt comparison (see refuse); store trouble is returned as is (500).
 func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey string) (core.Account, core.User, error) {
 	username, password, ok := r.BasicAuth()
 	if !ok || username == "" || len(username) > 256 || len(password) > 1024 {
@@ -131,24 +179,23 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey strin
 		ctx := context.WithoutCancel(ctx)
 		acct, err := s.st.Account(ctx, apiKey)
 		if errors.Is(err, core.ErrNotFound) {
-			bcrypt.CompareHashAndPassword(dummyHash, []byte(password)) //nolint:errcheck // timing only
-			return nil, errUnauthorized
+			return nil, s.auth.refuse(nil, password)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: account %q: %w", apiKey, err)
 		}
 		user, err := s.st.UserByName(ctx, acct.ID, username)
 		if errors.Is(err, core.ErrNotFound) {
-			bcrypt.CompareHashAndPassword(dummyHash, []byte(password)) //nolint:errcheck // timing only
-			return nil, errUnauthorized
+			return nil, s.auth.refuse(nil, password)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: user of account %q: %w", apiKey, err)
 		}
-		if len(user.PasswordHash) == 0 || user.Deleted || !active(user) {
-			return nil, errUnauthorized
+		hash := s.auth.userHash(user)
+		if hash == nil || user.Deleted || !active(user) {
+			return nil, s.auth.refuse(hash, password)
 		}
-		if bcrypt.CompareHashAndPassword(user.PasswordHash, []byte(password)) != nil {
+		if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
 			return nil, errUnauthorized
 		}
 		user.PasswordHash = nil

@@ -193,10 +193,12 @@ func (p *bodyParser) enter() error {
 	return nil
 }
 
-// field reads the children of one <field>.
+// field reads the children of one <field>. A second <value> is refused rather than merged or left to
+// overwrite the first: which of two values a write meant is not for the core to guess.
 func (p *bodyParser) field() (bodyField, error) {
 	var f bodyField
 	var haveName bool
+	values := 0
 	err := p.children("field", func(el xml.StartElement) error {
 		switch el.Name.Local {
 		case "name":
@@ -214,6 +216,7 @@ func (p *bodyParser) field() (bodyField, error) {
 			}
 			return nil
 		case "value":
+			values++
 			return p.value(el, &f)
 		default:
 			return p.skip()
@@ -224,6 +227,9 @@ func (p *bodyParser) field() (bodyField, error) {
 	}
 	if f.Name == "" {
 		return f, core.Invalid("", "a <field> has no <name>")
+	}
+	if values > 1 {
+		return f, core.Invalid(clip(f.Name), "sent with more than one <value>")
 	}
 	return f, nil
 }

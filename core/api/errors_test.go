@@ -75,6 +75,9 @@ func TestWriteErrors(t *testing.T) {
 		{"too long", "POST", body("requirement", "field_101", long), 400, "field_101"},
 		{"read-only field", "POST", body("requirement", "field_101", "x", "version_number", "3"), 400, "version_number"},
 		{"twice", "POST", body("requirement", "field_101", "x", "field_101", "y"), 400, "field_101"},
+		{"two values", "POST", twoValues("field_101", "<value>x</value><value>y</value>"), 400, "field_101: sent with more than one"},
+		{"two picklist values", "POST", twoValues("field_105", `<value id="1">Web</value><value id="2">iOS</value>`), 400, "field_105: sent with more than one"},
+		{"update two values", "PUT", twoValues("field_101", "<value>x</value><value/>"), 400, "field_101: sent with more than one"},
 		{"no name", "POST", "<requirement><fields><field><value>x</value></field></fields></requirement>", 400, "name"},
 		{"update other id", "PUT", body("requirement", "id", "99", "field_101", "x"), 400, "id"},
 		{"update clears required", "PUT", body("requirement", "field_101", ""), 400, "field_101"},
@@ -99,6 +102,11 @@ func TestWriteErrors(t *testing.T) {
 	}
 	// The id may be sent on update when it is the record's own.
 	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: body("requirement", "id", id, "field_101", "y")}, http.StatusOK)
+}
+
+// twoValues is a requirement body whose one field, name, holds the given <value> elements.
+func twoValues(name, values string) string {
+	return "<requirement><fields><field><name>" + name + "</name>" + values + "</field></fields></requirement>"
 }
 
 // Credentials are checked before anything else: a missing record, an unknown path and an unknown key all

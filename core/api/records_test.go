@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/xml"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -310,4 +311,82 @@ func TestConcurrentCreates(t *testing.T) {
 		}
 		seen[id] = true
 	}
+}
+
+// Carriage returns sent as &#xD; are stored as sent and read back, in both versions and in field history,
+// as text that an XML reader decodes to the same string: a literal CR would reach it as a line feed.
+func TestCarriageReturnsReadBack(t *testing.T) {
+	e := start(t, fixedClock())
+	ref := strings.NewReplacer("\r", "&#xD;", "\n", "&#xA;", ">", "&gt;")
+	values := map[string]string{
+		"field_101":       "one\r\ntwo\rthree",
+		"field_102":       "a]]>b\r\nline two\rend\r",
+		"version_comment": "why\r\nand\r",
+	}
+	id := e.create("/api", "re", body("requirement", "field_101", ref.Replace(values["field_101"]),
+		"field_102", ref.Replace(values["field_102"]), "version_comment", ref.Replace(values["version_comment"])))
+
+	acct, err := e.Store.Account(t.Context(), keyAcme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.Store.Record(t.Context(), acct.ID, "re", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Values[101] != values["field_101"] || rec.Values[102] != values["field_102"] ||
+		rec.VersionComment != values["version_comment"] {
+		t.Errorf("stored %q, %q, comment %q; want %q, %q, %q", rec.Values[101], rec.Values[102],
+			rec.VersionComment, values["field_101"], values["field_102"], values["version_comment"])
+	}
+
+	for _, version := range []string{"/api", "/api2"} {
+		res := e.must(req{Path: version + "/acme/re/" + id}, http.StatusOK)
+		got := recordValues(t, res.Body)
+		for name, want := range values {
+			if got[name] != want {
+				t.Errorf("%s: %s read back %q, want %q\n%s", version, name, got[name], want, res.Body)
+			}
+		}
+	}
+
+	next := "x\r\ny\r"
+	e.must(req{Method: "PUT", Path: "/api2/acme/re/" + id, Body: body("requirement", "field_102", ref.Replace(next))},
+		http.StatusOK)
+	res := e.must(req{Path: "/api2/acme/re/" + id + "/fieldhistory/102"}, http.StatusOK)
+	var h struct {
+		Items []struct {
+			Old string `xml:"old_value"`
+			New string `xml:"new_value"`
+		} `xml:"history"`
+	}
+	if err := xml.Unmarshal([]byte(res.Body), &h); err != nil {
+		t.Fatalf("history: %v\n%s", err, res.Body)
+	}
+	if len(h.Items) != 1 || h.Items[0].Old != values["field_102"] || h.Items[0].New != next {
+		t.Errorf("history %+v, want one change from %q to %q\n%s", h.Items, values["field_102"], next, res.Body)
+	}
+}
+
+// recordValues decodes a record read into its values by field name (the text of <value>).
+func recordValues(t *testing.T, doc string) map[string]string {
+	t.Helper()
+	var rec struct {
+		Fields []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"fields>field"`
+	}
+	if err := xml.Unmarshal([]byte(doc), &rec); err != nil {
+		t.Fatalf("decode record: %v\n%s", err, doc)
+	}
+	m := make(map[string]string, len(rec.Fields))
+	for _, f := range rec.Fields {
+		m[f.Name] = f.Value
+	}
+	return m
 }

@@ -111,11 +111,30 @@ func (x *xmlw) empty(name string) {
 // text writes escaped character data.
 func (x *xmlw) text(s string) { x.b = appendEscaped(x.b, s, false) }
 
-// cdata writes s as a CDATA section. A "]]>" inside s is split across two sections, the only way to carry
-// it; characters XML forbids are replaced by U+FFFD.
+// cdata writes s as CDATA. A "]]>" inside s is split across two sections, the only way to carry it. A
+// carriage return is written outside CDATA, as the reference &#xD;: XML readers turn a literal CR (or CR LF)
+// into LF in CDATA as in text, and a section cannot hold a reference. Characters XML forbids are replaced
+// by U+FFFD. An empty s is an empty section.
 func (x *xmlw) cdata(s string) {
-	x.b = append(x.b, "<![CDATA["...)
+	if s == "" {
+		x.b = append(x.b, "<![CDATA[]]>"...)
+		return
+	}
+	open := false
 	for i := 0; i < len(s); {
+		if s[i] == '\r' {
+			if open {
+				x.b = append(x.b, "]]>"...)
+				open = false
+			}
+			x.b = append(x.b, "&#xD;"...)
+			i++
+			continue
+		}
+		if !open {
+			x.b = append(x.b, "<![CDATA["...)
+			open = true
+		}
 		if s[i] == ']' && i+2 < len(s) && s[i+1] == ']' && s[i+2] == '>' {
 			x.b = append(x.b, "]]]]><![CDATA[>"...)
 			i += 3
@@ -129,7 +148,9 @@ func (x *xmlw) cdata(s string) {
 		}
 		i += size
 	}
-	x.b = append(x.b, "]]>"...)
+	if open {
+		x.b = append(x.b, "]]>"...)
+	}
 }
 
 func (x *xmlw) startTag(name string, attrs []string) {

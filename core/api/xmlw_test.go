@@ -27,9 +27,11 @@ func TestEscape(t *testing.T) {
 }
 
 // Text, attributes and CDATA written by xmlw read back as written (after the replacement of characters
-// XML cannot carry), including a CDATA section holding "]]>".
+// XML cannot carry), including a CDATA section holding "]]>" and carriage returns, which XML readers
+// would turn into line feeds unless written as references.
 func TestXMLRoundTrip(t *testing.T) {
-	inputs := []string{"", "a", "x]]>y", "]]>", "]]]]>>", "<b>bold</b> & co", "tab\tline\nend", "\x01ctl", "a]]", "]"}
+	inputs := []string{"", "a", "x]]>y", "]]>", "]]]]>>", "<b>bold</b> & co", "tab\tline\nend", "\x01ctl", "a]]", "]",
+		"crlf\r\nend", "lone\rcr", "\r", "\r\n", "\r\r\n\n", "]]\r>", "]]>\r\n<p>x</p>\r"}
 	for _, in := range inputs {
 		x := newXML()
 		x.open("doc")
@@ -49,6 +51,26 @@ func TestXMLRoundTrip(t *testing.T) {
 		want := strings.ReplaceAll(in, "\x01", "\uFFFD")
 		if doc.T.Text != want || doc.T.A != want || doc.C != want {
 			t.Errorf("%q read back as text %q, attr %q, cdata %q", in, doc.T.Text, doc.T.A, doc.C)
+		}
+	}
+}
+
+// CDATA holds no carriage return: each leaves the section as &#xD;, and no empty section is left behind.
+func TestCDATACarriageReturn(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "<![CDATA[]]>"},
+		{"<b>x</b>", "<![CDATA[<b>x</b>]]>"},
+		{"a\r\nb", "<![CDATA[a]]>&#xD;<![CDATA[\nb]]>"},
+		{"a\rb", "<![CDATA[a]]>&#xD;<![CDATA[b]]>"},
+		{"\r\r", "&#xD;&#xD;"},
+		{"x\r", "<![CDATA[x]]>&#xD;"},
+		{"]]>\r", "<![CDATA[]]]]><![CDATA[>]]>&#xD;"},
+	}
+	for _, tt := range tests {
+		var x xmlw
+		x.cdata(tt.in)
+		if got := string(x.b); got != tt.want {
+			t.Errorf("cdata(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package corecheck
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -156,22 +158,7 @@ func TestRealCoreWrite(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	do := func(method, path string, body []byte) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(method, c.URL+path, strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.SetBasicAuth("demo", "demo")
-		req.Header.Set("Content-Type", "application/xml")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, b
+		return request(t, c, method, path, body)
 	}
 	res, body := do(http.MethodGet, "/api2/demo/re/field", nil)
 	js, err := translate.XMLToJSON(body)
@@ -240,6 +227,132 @@ func TestRealCoreWrite(t *testing.T) {
 	if got["version_comment"] != "via JSON" {
 		t.Errorf("version_comment read back %q", got["version_comment"])
 	}
+}
+
+// request sends an XML body (or none) to the core as the demo user and returns the response, read whole.
+func request(t *testing.T, c *coretest.Core, method, path string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, c.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("demo", "demo")
+	req.Header.Set("Content-Type", "application/xml")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return res, b
+}
+
+// Carriage returns in JSON strings survive a record write and read through the real core unchanged: JSON
+// -> XML -> core -> XML -> JSON gives the same strings, and the XML reads decode (encoding/xml) to them
+// too. XML readers turn a literal CR into LF, so this holds only if every XML on the way carries a CR as
+// a reference, CDATA included (the core writes Textarea values as CDATA in version 2).
+func TestRealCoreCarriageReturns(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	want := map[string]string{
+		"field_101":       "crlf\r\nand lone\rcr",
+		"field_102":       "<p>one</p>\r\n<p>two ]]> two</p>\rthree\r",
+		"version_comment": "\r\nwhy\r",
+	}
+	in, err := json.Marshal(map[string]any{"requirement": map[string]any{"fields": map[string]any{"field": []any{
+		map[string]string{"name": "field_101", "value": want["field_101"]},
+		map[string]string{"name": "field_102", "value": want["field_102"]},
+		map[string]string{"name": "version_comment", "value": want["version_comment"]},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := translate.JSONToXML(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.IndexByte(x, '\r') >= 0 {
+		t.Errorf("JSONToXML wrote a literal carriage return:\n%q", x)
+	}
+	res, body := request(t, c, http.MethodPost, "/api2/demo/re", x)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("create: status %d\n%s\nsent %s", res.StatusCode, body, x)
+	}
+	loc := res.Header.Get("Location")
+	id := loc[strings.LastIndexByte(loc, '/')+1:]
+
+	for _, path := range []string{"/api2/demo/re/" + id, "/api/demo/re/" + id} {
+		res, body := request(t, c, http.MethodGet, path, nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: status %d\n%s", path, res.StatusCode, body)
+		}
+		fromXML := xmlValues(t, body)
+		js, err := translate.XMLToJSON(body)
+		if err != nil {
+			t.Fatalf("GET %s: XMLToJSON: %v\n%s", path, err, body)
+		}
+		fromJSON := jsonValues(t, js)
+		for name, v := range want {
+			if name == "field_102" && strings.HasPrefix(path, "/api/") {
+				// Version 1 shows a Textarea as plain text made from its HTML: JSON must still read
+				// what XML decodes, carriage returns included.
+				if !strings.Contains(fromXML[name], "\r") {
+					t.Errorf("GET %s: %s lost its carriage returns: %q", path, name, fromXML[name])
+				}
+				v = fromXML[name]
+			}
+			if fromXML[name] != v {
+				t.Errorf("GET %s: %s decodes from XML as %q, want %q\n%s", path, name, fromXML[name], v, body)
+			}
+			if fromJSON[name] != v {
+				t.Errorf("GET %s: %s reads from JSON as %q, want %q\n%s", path, name, fromJSON[name], v, js)
+			}
+		}
+	}
+}
+
+// xmlValues decodes a record read with encoding/xml into its values by field name.
+func xmlValues(t *testing.T, doc []byte) map[string]string {
+	t.Helper()
+	var rec struct {
+		Fields []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"fields>field"`
+	}
+	if err := xml.Unmarshal(doc, &rec); err != nil {
+		t.Fatalf("decode %s: %v", doc, err)
+	}
+	m := map[string]string{}
+	for _, f := range rec.Fields {
+		m[f.Name] = f.Value
+	}
+	return m
+}
+
+// jsonValues decodes the JSON form of a requirement read into its string values by field name.
+func jsonValues(t *testing.T, js []byte) map[string]string {
+	t.Helper()
+	var rec struct {
+		R struct {
+			Fields struct {
+				Field []struct {
+					Name  string `json:"name"`
+					Value any    `json:"value"`
+				} `json:"field"`
+			} `json:"fields"`
+		} `json:"requirement"`
+	}
+	mustDecode(t, js, &rec)
+	m := map[string]string{}
+	for _, f := range rec.R.Fields.Field {
+		if s, ok := f.Value.(string); ok {
+			m[f.Name] = s
+		}
+	}
+	return m
 }
 
 // cnode is a document as encoding/xml sees it (package xmlcanon).
