@@ -1,0 +1,213 @@
+package attacktest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestUploadsDoNotExhaustMemory plays the attacker who opens thousands of connections, each announcing a 1 MiB
+// body and sending one byte of it, from 25 addresses (so that the per-address connection cap alone does not
+// stop it). Half the connections carry a valid credential (a tenant's user attacking), half none. The real
+// binary (`reqgate serve`, no race detector) must keep its memory bounded: the resident set grows by less than
+// 200 MB, and a normal cached read is still answered meanwhile (its latency is logged, for docs/security.md).
+func TestUploadsDoNotExhaustMemory(t *testing.T) {
+	const conns, addresses = 5000, 25
+	raiseFileLimit(t, 2*conns+1000)
+	bin := buildBinary(t)
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--admin-listen", "off",
+		"--db", filepath.Join(t.TempDir(), "reqgate.db"))
+	cmd.Env = append(os.Environ(), "REQGATE_LOG_LEVEL=warn")
+	out := &strings.Builder{}
+	var outMu sync.Mutex
+	cmd.Stdout = writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) })
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			outMu.Lock()
+			t.Logf("reqgate output:\n%s", out.String())
+			outMu.Unlock()
+		}
+	})
+	base := "http://" + addr
+	waitReady(t, base+"/readyz")
+	read := base + "/api2/demo/re/1"
+	for range 2 {
+		if r := call(t, local, "GET", read, "demo", "demo", ""); r.status != 200 {
+			t.Fatalf("warm-up read: %d", r.status)
+		}
+	}
+	before := procStatus(t, cmd.Process.Pid, "VmRSS")
+
+	var mu sync.Mutex
+	var open []net.Conn
+	defer func() {
+		for _, c := range open {
+			c.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for a := range addresses {
+		wg.Go(func() {
+			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+a))}}
+			for i := range conns / addresses {
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					t.Errorf("dial %d from address %d: %v", i, a, err)
+					return
+				}
+				auth := ""
+				if i%2 == 0 {
+					auth = "Authorization: Basic ZGVtbzpkZW1v\r\n" // demo:demo
+				}
+				fmt.Fprintf(c, "POST /api2/demo/re HTTP/1.1\r\nHost: gw\r\n%sContent-Type: application/xml\r\n"+
+					"Content-Length: %d\r\n\r\n<", auth, 1<<20)
+				mu.Lock()
+				open = append(open, c)
+				mu.Unlock()
+			}
+		})
+	}
+	// A normal caller meanwhile.
+	var slowest time.Duration
+	stop := make(chan struct{})
+	var reads sync.WaitGroup
+	reads.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			start := time.Now()
+			r := call(t, local, "GET", read, "demo", "demo", "")
+			if r.status != 200 {
+				t.Errorf("normal read during the attack: %d", r.status)
+			}
+			slowest = max(slowest, time.Since(start))
+		}
+	})
+	wg.Wait()
+	time.Sleep(2 * time.Second) // the gateway reads what it will of every connection
+	close(stop)
+	reads.Wait()
+	peak := procStatus(t, cmd.Process.Pid, "VmHWM")
+	mu.Lock()
+	n := len(open)
+	mu.Unlock()
+	growth := peak - before
+	t.Logf("%d connections announcing 1 MiB each: resident set %d MB before, peak %d MB (+%d MB); slowest normal read %v",
+		n, before>>20, peak>>20, growth>>20, slowest.Round(time.Millisecond))
+	if growth >= 200<<20 {
+		t.Errorf("the resident set grew by %d MB under %d announced uploads, want < 200 MB", growth>>20, n)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// procStatus reads a size field (kB) of /proc/<pid>/status, in bytes.
+func procStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", field, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// raiseFileLimit lifts this process's open-file limit to at least n (the connections of the attack).
+func raiseFileLimit(t *testing.T, n uint64) {
+	t.Helper()
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Cur >= n {
+		return
+	}
+	l.Cur = min(max(n, l.Cur), l.Max)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur < n {
+		t.Fatalf("open-file limit %d (hard %d) is below the %d this test needs: %v", l.Cur, l.Max, n, err)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildBinary builds cmd/reqgate once per test run, without the race detector (the figure is the binary's).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reqgate-attack")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "reqgate")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/reqgate/reqgate/cmd/reqgate").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s not ready within 60s", url)
+}
