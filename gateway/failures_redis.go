@@ -29,12 +29,9 @@ type sharedFailures struct {
 	down    atomic.Int64 // unix nanoseconds until which Redis is not asked again after an error
 }
 
-// Redis calls of the failure counters: a short timeout, then a pause before the next try, so an unreachable
-// Redis costs an unverified request at most one timeout per pause.
-const (
-	failureRedisTimeout = 100 * time.Millisecond
-	failureRedisPause   = time.Second
-)
+// After a failed Redis call of the failure counters, Redis is not asked again for a pause, so an unreachable
+// Redis costs an unverified request at most one timeout (Options.FailureStoreTimeout) per pause.
+const failureRedisPause = time.Second
 
 var failureStoreErrors = metrics.GetOrCreateCounter(`reqgate_auth_failure_store_errors_total`)
 
@@ -64,8 +61,8 @@ for _, k in ipairs(KEYS) do
 end
 return 0`)
 
-func newSharedFailures(local *failures, rdb *redis.Client, log *slog.Logger) *sharedFailures {
-	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: failureRedisTimeout}
+func newSharedFailures(local *failures, rdb *redis.Client, timeout time.Duration, log *slog.Logger) *sharedFailures {
+	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: timeout}
 }
 
 func redisFailureKeys(ip, apiKey, user string) []string {

@@ -79,7 +79,7 @@ func New(opt Options) (*Gateway, error) {
 		budget:    bodyBudget{max: opt.BodyBudget},
 	}
 	if opt.Redis != nil {
-		g.fails = newSharedFailures(fails, opt.Redis, opt.Logger)
+		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)
 	}
 	if len(opt.CORSOrigins) > 0 {
 		g.cors = make(map[string]bool, len(opt.CORSOrigins))

@@ -71,6 +71,10 @@ type Options struct {
 	MaxUserFailures, MaxIPFailures, MaxUserFailuresAllIPs int
 	FailureWindow                                         time.Duration
 
+	// FailureStoreTimeout bounds one Redis call of the failed-login counts; a slower Redis counts as down for a
+	// second (each replica then counts alone). If zero, 250ms.
+	FailureStoreTimeout time.Duration
+
 	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
 	// they share (so the limits hold across replicas). Nil: in-process only.
 	Redis *redis.Client
@@ -160,6 +164,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxUserFailuresAllIPs <= 0 {
 		o.MaxUserFailuresAllIPs = DefaultMaxUserFailuresAllIPs
+	}
+	if o.FailureStoreTimeout <= 0 {
+		o.FailureStoreTimeout = 250 * time.Millisecond
 	}
 	if o.FailureWindow <= 0 {
 		o.FailureWindow = DefaultFailureWindow

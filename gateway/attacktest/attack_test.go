@@ -270,6 +270,9 @@ func TestConcurrentBruteForce(t *testing.T) {
 					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 					t.Cleanup(func() { rdb.Close() })
 					opt.Redis = rdb
+					// 300 calls at once queue for the client's connections: a slow answer here must not
+					// pass for an unreachable Redis (each replica would then count alone).
+					opt.FailureStoreTimeout = 10 * time.Second
 				}
 				g, u := serve(t, opt)
 				gws, urls = append(gws, g), append(urls, u)
