@@ -44,10 +44,11 @@ chart:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
-# wrk against the core, the gateway (hit and miss) and a bare fasthttp ceiling, in one run (figures in
-# docs/performance.md). Needs wrk (apt-get install -y wrk).
+# wrk and vegeta against a bare fasthttp ceiling, nginx with proxy_cache, the gateway (hit, JSON, Redis policy,
+# miss) and the core, in alternating rounds of one run (figures in docs/performance.md). Needs wrk, nginx and
+# redis-server (apt-get install -y wrk nginx redis-server); vegeta is built from the Go module proxy.
 loadtest:
-	./gateway/loadtest/loadtest.sh 10s
+	PIN=1 ./gateway/loadtest/loadtest.sh 8s
 
 lint:
 	$(GO) vet ./...

@@ -1,52 +1,59 @@
 #!/usr/bin/env bash
-# Load test of the gateway (issue 4): one run on loopback with wrk, comparing
-#   core      GET straight to the core
-#   hit       the same GET through the gateway, answered from its cache
-#   miss      the same GET through the gateway with Cache-Control: no-cache (fetched from the core, copied,
-#             stored), one connection only: concurrent no-cache reads of one key would share a single flight
-#   ceiling   a bare fasthttp server returning the same bytes
-# at 64 connections (throughput, p50, p99) and at 1 connection (latency: the miss overhead over the core).
-# Then, at 64 connections, cache hits of three more gateways in front of the same core, against the plain hit:
-#   rl        a Redis-backed rate policy that never rejects (1,000,000 per 1s, private redis-server, whose CPU
-#             counts as server CPU)                                                                (issue 5: >= 70%)
-#   json      Accept: application/json, answered from the cached JSON form                         (issue 6: >= 90%)
-#   info      the gateway with the default log settings (level info: one access-log line per request, to a file)
-# each pair run back to back, twice, so that the machine's drift shows.
-# Usage: gateway/loadtest/loadtest.sh [duration]   (default 10s; needs wrk and redis-server)
-# PIN=1 pins the servers to CPU 0 and wrk (one thread) to CPU 1, so the load generator does not compete with
-# the server under test for the same core (on this 2-core machine wrk otherwise takes about one core).
-# PAIRS=N sets the rounds of the core / hit / ceiling comparison (default 5; the median is reported).
-# ROUNDS=N sets the rounds of the ratio part (default 2; 0 skips it). WARMUP=3s is the load each server gets
-# before any measurement.
+# Load test of the gateway against nginx and a bare fasthttp server, on loopback, configured like for like:
+#   ceiling  a bare fasthttp server returning the record's bytes (the most any Go HTTP server can do here)
+#   nginx    nginx with proxy_cache keyed on Authorization + URI, limit_req keyed on the credential (never
+#            rejecting) and a buffered access log, in front of the core
+#   hit      reqgate gateway at its defaults (access log at info, the credential verified, one in-process rate
+#            policy that never rejects), answering from its cache
+#   json     the same with Accept: application/json (the cached JSON form)
+#   rl       a reqgate gateway whose rate policy lives in Redis (a private redis-server, its CPU counted)
+#   core     the core alone (for the miss overhead)
+# The servers alternate in rounds of wrk -t1 -c64 (PAIRS rounds, DUR each); each round prints its ratios and the
+# medians of the rounds are the figures (this machine's speed drifts between seconds). CPU per request is the
+# servers' user+system CPU over the requests served. Then, at 1 connection, the miss overhead over the core, and
+# an open-loop latency run with vegeta at half the measured hit rate (p50, p99, p999), where the load
+# generator's own queueing does not count.
+# Usage: gateway/loadtest/loadtest.sh [duration]   (default 8s). Needs wrk, nginx and redis-server (apt-get
+# install -y wrk nginx redis-server); vegeta is built from the Go module proxy into the user cache.
+# PIN=1 pins the servers to CPU 0 and the load generator to CPU 1. PAIRS=N rounds (default 5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-DUR=${1:-10s}
-ROUNDS=${ROUNDS:-2}
-SRV=() LOAD=() THREADS=2
+DUR=${1:-8s}
+PAIRS=${PAIRS:-5}
+SRV=() LOAD=()
 if [ "${PIN:-0}" = 1 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-  SRV=(taskset -c 0) LOAD=(taskset -c 1) THREADS=1
+  SRV=(taskset -c 0) LOAD=(taskset -c 1)
+fi
+for cmd in wrk nginx redis-server; do
+  command -v "$cmd" >/dev/null || [ -x "/usr/sbin/$cmd" ] || { echo "$cmd not installed (apt-get install -y wrk nginx redis-server)"; exit 1; }
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+VEGETA_VERSION=v12.12.0
+VEGETA=${VEGETA:-${XDG_CACHE_HOME:-$HOME/.cache}/reqgate/vegeta-$VEGETA_VERSION/vegeta}
+if [ ! -x "$VEGETA" ]; then
+  echo "building vegeta $VEGETA_VERSION (first run only)"
+  work=$(mktemp -d)
+  (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false GOBIN=$(dirname "$VEGETA") go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION")
+  rm -rf "$work"
 fi
 TMP=$(mktemp -d)
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$TMP/nginx.pid" ] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true; rm -rf "$TMP"
+}
 trap cleanup EXIT
-command -v wrk >/dev/null || { echo "wrk not installed (apt-get install wrk)"; exit 1; }
-command -v redis-server >/dev/null || { echo "redis-server not installed (apt-get install redis-server)"; exit 1; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 CORE=127.0.0.1:$(free_port); GW=127.0.0.1:$(free_port); CEIL=127.0.0.1:$(free_port)
-GWR=127.0.0.1:$(free_port); GWI=127.0.0.1:$(free_port); REDIS_PORT=$(free_port)
+GWR=127.0.0.1:$(free_port); NGX=127.0.0.1:$(free_port); REDIS_PORT=$(free_port)
 PATH_=/api2/demo/re/1
 AUTH="Authorization: Basic $(printf demo:demo | base64)"
 
 go build -o "$TMP/reqgate" ./cmd/reqgate
 go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
-"${SRV[@]}" "$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
-  --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!); CORE_PID=$!
-"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" \
-  --set log.level=warn >"$TMP/gw.log" 2>&1 & PIDS+=($!); GW_PID=$!
-"${SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$TMP/redis.log" 2>&1 & PIDS+=($!); REDIS_PID=$!
-cat >"$TMP/rl.yaml" <<'YAML'
+cat >"$TMP/policy.yaml" <<'YAML'
 ratelimit:
   policies:
     - name: never
@@ -54,82 +61,118 @@ ratelimit:
       limit: 1000000
       period: 1s
 YAML
+"${SRV[@]}" "$TMP/reqgate" core --listen "$CORE" --admin-listen off --db "$TMP/core.db" \
+  --accounts core/accounts/demo.yaml --set log.level=warn >"$TMP/core.log" 2>&1 & PIDS+=($!); CORE_PID=$!
+"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GW" --admin-listen off --upstream "http://$CORE" --config "$TMP/policy.yaml" \
+  >"$TMP/gw.log" 2>&1 & PIDS+=($!); GW_PID=$!
+"${SRV[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >"$TMP/redis.log" 2>&1 & PIDS+=($!); REDIS_PID=$!
 for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GWR" --admin-listen off --upstream "http://$CORE" --config "$TMP/rl.yaml" \
-  --redis "redis://127.0.0.1:$REDIS_PORT/0" --set log.level=warn >"$TMP/gwr.log" 2>&1 & PIDS+=($!); GWR_PID=$!
-"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GWI" --admin-listen off --upstream "http://$CORE" \
-  >"$TMP/gwi.log" 2>&1 & PIDS+=($!); GWI_PID=$!
-for addr in "$CORE" "$GW" "$GWR" "$GWI"; do
+"${SRV[@]}" "$TMP/reqgate" gateway --listen "$GWR" --admin-listen off --upstream "http://$CORE" --config "$TMP/policy.yaml" \
+  --redis "redis://127.0.0.1:$REDIS_PORT/0" >"$TMP/gwr.log" 2>&1 & PIDS+=($!); GWR_PID=$!
+mkdir -p "$TMP/nginx-cache"
+NGINX_USER=""
+[ "$(id -u)" = 0 ] && NGINX_USER="user root;" # the worker writes its cache under $TMP, which only we may enter
+cat >"$TMP/nginx.conf" <<NGINX
+$NGINX_USER
+worker_processes 1;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx-error.log warn;
+daemon on;
+events { worker_connections 4096; }
+http {
+  access_log $TMP/nginx-access.log combined buffer=64k flush=1s;
+  client_body_temp_path $TMP/nginx-body; proxy_temp_path $TMP/nginx-proxy;
+  fastcgi_temp_path $TMP/nginx-fcgi; uwsgi_temp_path $TMP/nginx-uwsgi; scgi_temp_path $TMP/nginx-scgi;
+  proxy_cache_path $TMP/nginx-cache levels=1:2 keys_zone=c:10m max_size=256m inactive=60s use_temp_path=off;
+  limit_req_zone \$http_authorization zone=rl:10m rate=1000000r/s;
+  upstream core { server $CORE; keepalive 64; }
+  server {
+    listen $NGX;
+    location / {
+      limit_req zone=rl burst=1000000 nodelay;
+      proxy_cache c;
+      proxy_cache_key "\$http_authorization\$request_uri";
+      proxy_cache_valid 200 30s;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_pass http://core;
+      add_header X-Cache \$upstream_cache_status;
+    }
+  }
+}
+NGINX
+"${SRV[@]}" "$NGINX" -c "$TMP/nginx.conf" -p "$TMP"
+for addr in "$CORE" "$GW" "$GWR"; do
   for _ in $(seq 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 done
 "${SRV[@]}" "$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
-# Verify the credential at each gateway and fill its cache (the JSON form too).
-for addr in "$GW" "$GWR" "$GWI"; do
+NGX_PIDS="$(cat "$TMP/nginx.pid") $(pgrep -P "$(cat "$TMP/nginx.pid")" | tr '\n' ' ')"
+# Verify the credential at each gateway and fill every cache (the JSON form too).
+for addr in "$GW" "$GWR" "$NGX"; do
   for _ in 1 2 3; do curl -sf -u demo:demo "http://$addr$PATH_" >/dev/null; done
-  [ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$addr$PATH_")" = HIT ] || { echo "gateway $addr does not hit"; exit 1; }
+  [ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo "http://$addr$PATH_")" = HIT ] || { echo "$addr does not hit"; exit 1; }
 done
 for _ in 1 2 3; do curl -sf -u demo:demo -H 'Accept: application/json' "http://$GW$PATH_" >/dev/null; done
-[ "$(curl -s -o /dev/null -w '%header{x-cache}' -u demo:demo -H 'Accept: application/json' "http://$GW$PATH_")" = HIT ] ||
-  { echo "gateway does not hit JSON"; exit 1; }
 
 # cpu_ticks PID...: user+system CPU ticks of the processes so far (1/100 s each).
 cpu_ticks() { local t=0 p; for p in "$@"; do t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
 
-run() { # name conns url "pids serving" [wrk args]
+run() { # name conns url "pids serving" [wrk args]; sets RPS, US (server CPU microseconds per request), P99
   local name=$1 conns=$2 url=$3 pids=$4; shift 4
-  local before after out
+  local before after out n
   before=$(cpu_ticks $pids)
-  out=$("${LOAD[@]}" wrk -t"$(( conns < THREADS ? conns : THREADS ))" -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
+  out=$("${LOAD[@]}" wrk -t1 -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
   after=$(cpu_ticks $pids)
-  local rps p50 p99 n per
-  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  RPS=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   n=$(awk '/requests in/ {print $1}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out"); p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  per=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { if (t > 0) printf "%.0f", n / (t / 100); else print "-" }')
+  P99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  US=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { printf "%.2f", t * 10000 / n }')
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
-  RPS=$rps PER=$per P99=$p99
-  printf '%-8s c=%-3s %10s req/s   p50 %-9s p99 %-9s  %8s req per server CPU-second\n' "$name" "$conns" "$rps" "$p50" "$p99" "$per"
+  printf '  %-8s c=%-3s %10s req/s  p99 %-9s %6s us server CPU per request\n' "$name" "$conns" "$RPS" "$P99" "$US"
 }
-# Warm-up: a few seconds of load on each server first, so no measurement includes a process's first
-# seconds (heap growth, the runtime's first GC cycles, connection set-up).
-for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://$GWR$PATH_" "http://$GWI$PATH_"; do
-  "${LOAD[@]}" wrk -t"$THREADS" -c64 -d"${WARMUP:-3s}" -H "$AUTH" "$url" >/dev/null
-done
-"${LOAD[@]}" wrk -t"$THREADS" -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
-echo "wrk -t$THREADS -d$DUR${LOAD:+ (pinned: servers on CPU 0, wrk on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
-# The machine's speed drifts from one second to the next (a shared VM), so the core/hit/ceiling comparison
-# is made PAIRS times back to back, each round giving its own ratios, and the median of the rounds is the
-# figure reported.
-HITR=() CEILR=() HITP99=()
-for pair in $(seq "${PAIRS:-5}"); do
-  run core    64 "http://$CORE$PATH_" "$CORE_PID"; C=$RPS
-  run hit     64 "http://$GW$PATH_"   "$GW_PID $CORE_PID"; H=$RPS HP=$P99
-  run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; E=$RPS
-  HITR+=("$(awk -v a="$H" -v b="$C" 'BEGIN { printf "%.2f", a / b }')")
-  CEILR+=("$(awk -v a="$H" -v b="$E" 'BEGIN { printf "%.0f", 100 * a / b }')")
-  HITP99+=("$HP")
-  echo "  round $pair: hit / core ${HITR[-1]}x, hit / ceiling ${CEILR[-1]}%, hit p99 $HP"
-done
-median() { printf '%s\n' "$@" | sed -e 's/us$/e-3/' -e 's/ms$//' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-echo "median of ${#HITR[@]} rounds: hit / core $(median "${HITR[@]}")x, hit / ceiling $(median "${CEILR[@]}")%, hit p99 $(median "${HITP99[@]}") ms"
-run core     1 "http://$CORE$PATH_" "$CORE_PID"
-run miss     1 "http://$GW$PATH_"   "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
-run hit      1 "http://$GW$PATH_"   "$GW_PID $CORE_PID"
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / b }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# ratio NAME A B CPU_A CPU_B: A/B of two req/s figures and of their requests per server CPU-second, as percentages.
-ratio() {
-  awk -v n="$1" -v a="$2" -v b="$3" -v ca="$4" -v cb="$5" \
-    'BEGIN { printf "  %-30s req/s %5.1f%% (%s / %s)   per CPU-second %5.1f%% (%s / %s)\n", n, 100*a/b, a, b, 100*ca/cb, ca, cb }'
-}
-for round in $(seq "$ROUNDS"); do
-  echo "round $round, cache hits at 64 connections:"
-  run hit 64 "http://$GW$PATH_" "$GW_PID $CORE_PID"; HIT=$RPS HITC=$PER
-  run rl 64 "http://$GWR$PATH_" "$GWR_PID $CORE_PID $REDIS_PID"; RL=$RPS RLC=$PER
-  run json 64 "http://$GW$PATH_" "$GW_PID $CORE_PID" -H "Accept: application/json"; JSON=$RPS JSONC=$PER
-  run info 64 "http://$GWI$PATH_" "$GWI_PID $CORE_PID"; INFO=$RPS INFOC=$PER
-  ratio "redis rate policy / no limit" "$RL" "$HIT" "$RLC" "$HITC"
-  ratio "json hit / xml hit" "$JSON" "$HIT" "$JSONC" "$HITC"
-  ratio "log level info / warn" "$INFO" "$HIT" "$INFOC" "$HITC"
+# Warm-up: a few seconds of load on each server first (heap growth, first GC cycles, connection set-up).
+for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://$GWR$PATH_" "http://$NGX$PATH_"; do
+  "${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" "$url" >/dev/null
 done
-echo "access log lines written at info: $(wc -l <"$TMP/gwi.log")"
+"${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
+echo "wrk -t1 -c64 -d$DUR${LOAD:+ (pinned: servers on CPU 0, load on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+R_NGX=() R_CPU=() R_RL=() R_JSON=() HITS=()
+for round in $(seq "$PAIRS"); do
+  echo "round $round:"
+  run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US
+  run nginx 64 "http://$NGX$PATH_" "$NGX_PIDS"; NR=$RPS
+  run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US
+  run json 64 "http://$GW$PATH_" "$GW_PID" -H "Accept: application/json"; JR=$RPS
+  run rl 64 "http://$GWR$PATH_" "$GWR_PID $REDIS_PID"; RR=$RPS
+  R_NGX+=("$(pct "$HR" "$NR")"); R_CPU+=("$(awk -v a="$HU" -v b="$CU" 'BEGIN { printf "%.2f", a / b }')")
+  R_RL+=("$(pct "$RR" "$HR")"); R_JSON+=("$(pct "$JR" "$HR")"); HITS+=("$HR")
+  echo "  hit / nginx ${R_NGX[-1]}%, hit CPU per request / ceiling's ${R_CPU[-1]}x, redis policy / hit ${R_RL[-1]}%, json / xml ${R_JSON[-1]}%, hit / ceiling $(pct "$HR" "$CR")%"
+done
+echo "median of $PAIRS rounds: hit / nginx $(median "${R_NGX[@]}")% (target >= 100%), hit CPU per request / ceiling's $(median "${R_CPU[@]}")x (target <= 1.3x),"
+echo "  redis policy / hit $(median "${R_RL[@]}")% (target >= 85%), json / xml $(median "${R_JSON[@]}")% (target >= 97%)"
+
+echo "one connection (latency; the miss is a fetch from the core, copied and stored):"
+run core 1 "http://$CORE$PATH_" "$CORE_PID"
+run miss 1 "http://$GW$PATH_" "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
+run hit 1 "http://$GW$PATH_" "$GW_PID"
+
+RATE=$(awk -v r="$(median "${HITS[@]}")" 'BEGIN { printf "%d", r / 2 }')
+echo "open loop: vegeta at $RATE req/s (half the median hit rate) for $DUR, cache hits:"
+for target in "hit http://$GW$PATH_" "nginx http://$NGX$PATH_"; do
+  name=${target%% *} url=${target#* }
+  printf 'GET %s\n%s\n' "$url" "$AUTH" | "${LOAD[@]}" "$VEGETA" attack -rate="$RATE" -duration="$DUR" -max-workers=64 -max-connections=64 \
+    >"$TMP/$name.bin"
+  "$VEGETA" encode --to csv <"$TMP/$name.bin" | python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin))
+lat = sorted(int(r[2]) for r in rows)
+ok = sum(1 for r in rows if r[1] == "200")
+q = lambda p: "%.0f us" % (lat[min(len(lat) - 1, int(p * len(lat)))] / 1000)
+print("  %-6s p50 %s  p99 %s  p999 %s  max %s  (%d requests, %d not 200)" % (sys.argv[1], q(.5), q(.99), q(.999), q(1), len(lat), len(lat) - ok))
+' "$name"
+done
+echo "access log lines written at info: $(grep -c '"msg":"request"' "$TMP/gw.log" || true)"
