@@ -18,7 +18,7 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newCache(t *testing.T, opt Options) *Cache {
+func newCache(t testing.TB, opt Options) *Cache {
 	t.Helper()
 	c, err := New(opt)
 	if err != nil {
@@ -139,4 +139,32 @@ func TestByteBudget(t *testing.T) {
 	if got, limit := c.Stats().Bytes, int64(64<<10); got > limit {
 		t.Fatalf("bytes=%d, over the budget %d", got, limit)
 	}
+}
+
+// BenchmarkGetAtHit is the cache's share of a hit: the store lookup and the freshness check.
+func BenchmarkGetAtHit(b *testing.B) {
+	c := newCache(b, Options{})
+	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	b.Run("sequential", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+				b.Fatal("miss")
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+					b.Fatal("miss")
+				}
+			}
+		})
+	})
 }
