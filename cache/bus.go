@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,8 +21,11 @@ import (
 const Channel = "reqgate:inval"
 
 // Bus carries an account's invalidation to the other gateway replicas. The local cache is invalidated by the
-// caller first; Publish never blocks the request path.
+// caller first.
 type Bus interface {
+	// Publish returns once the invalidation is on its way to the other replicas (for RedisBus: Redis has
+	// acknowledged it and sent it out), so that a write's response, sent after it, cannot overtake it; or
+	// once that has failed, which the bus itself logs and counts.
 	Publish(account string)
 	Close() error
 }
@@ -33,28 +39,60 @@ func (LocalBus) Publish(string) {}
 // Close does nothing.
 func (LocalBus) Close() error { return nil }
 
-// RedisBus publishes invalidations on Channel and applies the ones other replicas publish. When Redis is
-// unreachable, replicas keep serving and entries fall back to their TTL; the bus logs the outage once, counts
-// reqgate_cache_bus_errors_total, sets reqgate_cache_bus_up to 0, and invalidates the whole local cache when
-// its subscription comes back (messages of the outage may have been missed).
+// DefaultPublishTimeout is RedisBus.PublishTimeout unless set.
+const DefaultPublishTimeout = 500 * time.Millisecond
+
+// probeInterval is how long the subscription may be silent before the bus sends a PING on it, and how long
+// the PONG may then take before the bus takes the connection for dead and subscribes on a new one.
+const probeInterval = time.Second
+
+// RedisBus publishes invalidations on Channel and applies the ones other replicas publish.
+//
+// Publish returns when Redis has acknowledged the PUBLISH (Redis answers once it has queued the message to
+// every subscriber) and, while the bus is up, the message has come back on this replica's own subscription:
+// Redis writes a message to all its subscribers in one pass, so by then it has left for the other replicas
+// too, not merely been queued. Each replica reads its subscription on one goroutine that invalidates the
+// account as soon as the message is parsed, with no hand-off to another goroutine. So a caller who writes
+// through one replica and then reads through another finds the invalidation applied there, unless that
+// replica has fallen behind its own socket. A message is "<origin>:<sequence> <account>": the origin tells a
+// replica its own messages, the sequence which Publish is waiting for one.
+//
+// The bus is down while this replica may miss invalidations: from any failed exchange with Redis (a PUBLISH,
+// the periodic PING, the subscription's connection, a PING on it left unanswered) until the subscription
+// proves itself again, by Redis confirming the SUBSCRIBE of a new connection or answering a PING sent on it
+// after the failure. While it is down the cache serves entries only up to its BusDownTTL (SetBusUp), and
+// every new subscription invalidates the whole local cache (messages may have been published while there
+// was none). The bus logs each change once, counts failures in reqgate_cache_bus_errors_total and shows its
+// state in reqgate_cache_bus_up. It starts down and comes up when its first subscription is confirmed.
 type RedisBus struct {
 	rdb    *redis.Client
 	cache  *Cache
 	log    *slog.Logger
 	origin string
-	queue  chan string
-	sub    *redis.PubSub
+	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	up     atomic.Bool
 	closed atomic.Bool
 
-	// PublishTimeout bounds one PUBLISH; set before the first Publish. Default 500ms.
+	subMu sync.Mutex // guards sub, which receive replaces when its connection stalls
+	sub   *redis.PubSub
+
+	up       atomic.Bool
+	stateMu  sync.Mutex // orders failures against the PONGs that would end them
+	failures uint64     // failed exchanges so far; a PONG proves the bus only if none came after its PING
+
+	seq    atomic.Uint64
+	echoMu sync.Mutex
+	echoes map[uint64]chan struct{} // Publish calls waiting for their message on the subscription, by sequence
+
+	// PublishTimeout bounds one Publish (the PUBLISH and the wait for its message to come back), and so how
+	// much longer a write's response may take while Redis does not answer; set before the first Publish.
+	// Default 500ms.
 	PublishTimeout time.Duration
 }
 
-// NewRedisBus subscribes to Channel and starts the publisher. It does not fail when Redis is down at start:
-// the subscription connects when Redis comes up.
+// NewRedisBus subscribes to Channel and starts the receiver. It does not fail when Redis is down at start:
+// the subscription connects when Redis comes up, and until then the bus is down.
 func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -64,35 +102,67 @@ func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
 		rdb: rdb, cache: c, log: logger, origin: hex.EncodeToString(id[:]),
-		queue: make(chan string, 4096), cancel: cancel, PublishTimeout: 500 * time.Millisecond,
+		ctx: ctx, cancel: cancel, PublishTimeout: DefaultPublishTimeout, echoes: make(map[uint64]chan struct{}),
 	}
-	b.up.Store(true)
-	busUp.Set(1)
+	c.SetBusUp(false)
+	busUp.Set(0)
 	b.sub = rdb.Subscribe(ctx, Channel)
-	ch := b.sub.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(time.Second),
-		redis.WithChannelSize(1024))
-	b.wg.Add(3)
-	go b.receive(ch)
-	go b.publish(ctx)
-	go b.watch(ctx)
+	b.wg.Add(2)
+	go b.receive(b.sub)
+	go b.watch()
 	return b
 }
 
-// Publish queues the account's invalidation for the other replicas.
+// Publish sends the account's invalidation to the other replicas and returns when Redis has acknowledged it
+// and, while the bus is up, it has come back on this replica's subscription; or after PublishTimeout. A
+// failure of either marks the bus down; the write it follows has happened all the same, so the caller
+// answers it either way. While the bus is down only the acknowledgement is awaited: the subscription may
+// not deliver.
 func (b *RedisBus) Publish(account string) {
 	if b.closed.Load() {
 		return
 	}
+	timeout := b.PublishTimeout
+	if timeout <= 0 {
+		timeout = DefaultPublishTimeout
+	}
+	seq := b.seq.Add(1)
+	var echo chan struct{}
+	if b.up.Load() {
+		echo = make(chan struct{})
+		b.echoMu.Lock()
+		b.echoes[seq] = echo
+		b.echoMu.Unlock()
+		defer func() {
+			b.echoMu.Lock()
+			delete(b.echoes, seq)
+			b.echoMu.Unlock()
+		}()
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	payload := b.origin + ":" + strconv.FormatUint(seq, 10) + " " + account
+	if err := b.rdb.Publish(ctx, Channel, payload).Err(); err != nil {
+		if !b.closed.Load() {
+			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
+		}
+		return
+	}
+	if echo == nil {
+		return
+	}
 	select {
-	case b.queue <- account:
-	default:
-		// The queue is full only while Redis is far behind; the TTL bounds what the others may miss.
-		busErrorsTotal.Inc()
-		b.log.Warn("cache invalidation queue full; other replicas fall back to the cache TTL", "account", account)
+	case <-echo:
+	case <-ctx.Done():
+		if !b.closed.Load() {
+			b.fail(fmt.Errorf("the invalidation of account %q did not come back on the subscription within %s",
+				account, timeout))
+		}
 	}
 }
 
-// Up reports whether the last exchange with Redis worked.
+// Up reports whether the bus hears the other replicas: no exchange with Redis has failed since the
+// subscription last proved itself.
 func (b *RedisBus) Up() bool { return b.up.Load() }
 
 // Close stops the bus.
@@ -101,94 +171,212 @@ func (b *RedisBus) Close() error {
 		return nil
 	}
 	b.cancel()
-	err := b.sub.Close()
+	b.subMu.Lock()
+	err := b.sub.Close() // ends a receive in progress
+	b.subMu.Unlock()
 	b.wg.Wait()
-	return err
-}
-
-func (b *RedisBus) receive(ch <-chan any) {
-	defer b.wg.Done()
-	subscribed := 0
-	for m := range ch {
-		switch m := m.(type) {
-		case *redis.Subscription:
-			if m.Kind != "subscribe" {
-				continue
-			}
-			subscribed++
-			if subscribed > 1 {
-				// A re-subscription after a broken connection: what was published meanwhile is lost.
-				b.cache.InvalidateAll()
-				b.log.Warn("cache invalidation subscription restored; local cache invalidated")
-			}
-			b.setUp(true, nil)
-		case *redis.Message:
-			origin, account, ok := strings.Cut(m.Payload, " ")
-			if !ok || origin == b.origin || account == "" {
-				continue
-			}
-			busReceivedTotal.Inc()
-			b.cache.Invalidate(account)
-		}
+	if err != nil {
+		return fmt.Errorf("cache: close subscription: %w", err)
 	}
+	return nil
 }
 
-func (b *RedisBus) publish(ctx context.Context) {
+// receive reads the subscription and applies each message on this goroutine, without a hand-off: the
+// sooner an invalidation is applied, the smaller the window in which a read that follows the write may
+// still find the old entry. It also probes the connection when it is silent, since a stalled Redis or a
+// half-open connection would otherwise look like a quiet channel.
+func (b *RedisBus) receive(sub *redis.PubSub) {
 	defer b.wg.Done()
+	var (
+		subscribed int
+		heard      = time.Now() // when the subscription last delivered anything
+		pinged     time.Time    // when the outstanding PING was sent; zero if none is
+		pingedAt   uint64       // b.failures when it was sent
+		backoff    time.Duration
+	)
 	for {
-		select {
-		case <-ctx.Done():
+		wait := probeInterval - time.Since(heard)
+		if !pinged.IsZero() {
+			wait = probeInterval - time.Since(pinged)
+		}
+		msg, err := sub.ReceiveTimeout(b.ctx, max(wait, time.Millisecond))
+		if b.ctx.Err() != nil {
 			return
-		case account := <-b.queue:
-			pctx, cancel := context.WithTimeout(ctx, b.PublishTimeout)
-			err := b.rdb.Publish(pctx, Channel, b.origin+" "+account).Err()
-			cancel()
-			if err != nil && !errors.Is(err, context.Canceled) {
-				busErrorsTotal.Inc()
-				b.setUp(false, err)
+		}
+		if err != nil && !isTimeout(err) {
+			// The connection failed; go-redis dials anew and subscribes again on the next receive.
+			b.fail(fmt.Errorf("receive invalidations: %w", err))
+			pinged = time.Time{}
+			backoff = min(max(2*backoff, 100*time.Millisecond), probeInterval)
+			select {
+			case <-b.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		now := time.Now()
+		if err == nil {
+			heard, backoff = now, 0
+		}
+		switch m := msg.(type) {
+		case *redis.Message:
+			b.apply(m.Payload)
+		case *redis.Subscription:
+			if m.Kind == "subscribe" && m.Channel == Channel {
+				// Whatever was published before this connection subscribed is lost to it.
+				b.cache.InvalidateAll()
+				subscribed++
+				if subscribed > 1 {
+					b.log.Warn("cache invalidation subscription restored; local cache invalidated")
+				}
+				b.confirmed()
+			}
+		case *redis.Pong:
+			if !pinged.IsZero() {
+				b.answered(pingedAt)
+				pinged = time.Time{}
+			}
+		}
+		switch {
+		case !pinged.IsZero() && now.Sub(pinged) >= probeInterval:
+			b.fail(errors.New("receive invalidations: no answer to a PING on the subscription"))
+			sub = b.resubscribe()
+			pinged, heard = time.Time{}, now
+		case pinged.IsZero() && (now.Sub(heard) >= probeInterval || !b.up.Load()):
+			// A PONG comes after every message Redis sent before it: once it arrives, nothing was missed
+			// since the PING, and the bus is up again (if nothing failed meanwhile).
+			pingedAt = b.failureCount()
+			if err := sub.Ping(b.ctx); err != nil {
+				if b.ctx.Err() == nil {
+					b.fail(fmt.Errorf("ping the subscription: %w", err))
+				}
 				continue
 			}
-			b.setUp(true, nil)
+			pinged = now
 		}
 	}
 }
 
-// watch pings Redis every second so an outage shows in logs and metrics even when nothing is written.
-func (b *RedisBus) watch(ctx context.Context) {
+// apply invalidates the account of a message published by another replica, and hands a message of this
+// replica's own to the Publish waiting for it.
+func (b *RedisBus) apply(payload string) {
+	from, account, ok := strings.Cut(payload, " ")
+	if !ok || account == "" {
+		return
+	}
+	origin, seq, _ := strings.Cut(from, ":")
+	if origin != b.origin {
+		b.cache.Invalidate(account)
+		busReceivedTotal.Inc()
+		return
+	}
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil {
+		return
+	}
+	b.echoMu.Lock()
+	if echo, ok := b.echoes[n]; ok {
+		close(echo)
+		delete(b.echoes, n)
+	}
+	b.echoMu.Unlock()
+}
+
+// resubscribe replaces a subscription whose connection stopped answering. The new one's confirmation
+// invalidates the cache and brings the bus up.
+func (b *RedisBus) resubscribe() *redis.PubSub {
+	b.subMu.Lock()
+	defer b.subMu.Unlock()
+	if b.closed.Load() {
+		return b.sub
+	}
+	_ = b.sub.Close()
+	b.sub = b.rdb.Subscribe(b.ctx, Channel)
+	return b.sub
+}
+
+// watch pings Redis every second so an outage shows in logs and metrics, and bounds the cache's freshness,
+// even when nothing is written. A success proves nothing about the subscription, so only receive brings
+// the bus up.
+func (b *RedisBus) watch() {
 	defer b.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-b.ctx.Done():
 			return
 		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			pctx, cancel := context.WithTimeout(b.ctx, 500*time.Millisecond)
 			err := b.rdb.Ping(pctx).Err()
 			cancel()
-			if ctx.Err() != nil {
+			if b.ctx.Err() != nil {
 				return
 			}
 			if err != nil {
-				busErrorsTotal.Inc()
+				b.fail(fmt.Errorf("ping redis: %w", err))
 			}
-			b.setUp(err == nil, err)
 		}
 	}
 }
 
-func (b *RedisBus) setUp(up bool, err error) {
-	was := b.up.Swap(up)
+// fail records a failed exchange with Redis and takes the bus down.
+func (b *RedisBus) fail(err error) {
+	busErrorsTotal.Inc()
+	b.stateMu.Lock()
+	b.failures++
+	was := b.setUp(false)
+	b.stateMu.Unlock()
+	if was {
+		b.log.Warn("redis unreachable: cache invalidations may be missed; cached reads are served only while "+
+			"younger than the bus-down TTL", "ttl", b.cache.opt.BusDownTTL.String(), "err", err)
+	}
+}
+
+func (b *RedisBus) failureCount() uint64 {
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	return b.failures
+}
+
+// answered brings the bus up on the PONG of a PING sent when failures was at, unless something has failed since.
+func (b *RedisBus) answered(at uint64) {
+	b.stateMu.Lock()
+	was := true
+	if b.failures == at {
+		was = b.setUp(true)
+	}
+	b.stateMu.Unlock()
+	if !was {
+		b.log.Info("redis reachable again: cache invalidations are shared")
+	}
+}
+
+// confirmed brings the bus up on a new subscription: it hears everything from now on, and the cache it
+// fills has just been invalidated.
+func (b *RedisBus) confirmed() {
+	b.stateMu.Lock()
+	was := b.setUp(true)
+	b.stateMu.Unlock()
+	if !was && b.failureCount() > 0 {
+		b.log.Info("redis reachable again: cache invalidations are shared")
+	}
+}
+
+// setUp changes the bus's state (stateMu held) and reports the one before.
+func (b *RedisBus) setUp(up bool) (was bool) {
+	was = b.up.Swap(up)
+	b.cache.SetBusUp(up)
 	if up {
 		busUp.Set(1)
 	} else {
 		busUp.Set(0)
 	}
-	switch {
-	case was && !up:
-		b.log.Warn("redis unreachable: cache invalidations are not shared; replicas fall back to the cache TTL",
-			"err", err)
-	case !was && up:
-		b.log.Info("redis reachable again: cache invalidations are shared")
-	}
+	return was
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -81,5 +82,106 @@ func TestRedisBusOutage(t *testing.T) {
 	}
 	if !waitFor(5*time.Second, func() bool { return busA.Up() }) {
 		t.Fatal("bus A not up again after Redis restart")
+	}
+}
+
+// TestRedisBusDownBoundsFreshness loses Redis in two ways, stopped and stalled. A Publish returns all the same
+// (bounded by PublishTimeout) and takes the bus down; while it is down the cache serves an entry as fresh only
+// below BusDownTTL; once Redis answers again the bus is up and the TTL applies.
+func TestRedisBusDownBoundsFreshness(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		lose, regain func(t *testing.T, srv *redistest.Server)
+	}{
+		{"stopped", func(t *testing.T, srv *redistest.Server) { srv.Stop() },
+			func(t *testing.T, srv *redistest.Server) { srv.Restart(t) }},
+		{"stalled", func(t *testing.T, srv *redistest.Server) { srv.Pause(t) },
+			func(t *testing.T, srv *redistest.Server) { srv.Resume(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			clk := &clock{now: time.Unix(1_700_000_000, 0)}
+			c := newCache(t, Options{TTL: time.Minute, BusDownTTL: time.Second, Now: clk.Now})
+			bus := NewRedisBus(newRedis(t, srv), c, nil)
+			bus.PublishTimeout = 200 * time.Millisecond
+			t.Cleanup(func() { _ = bus.Close() })
+			if !waitFor(5*time.Second, bus.Up) {
+				t.Fatal("bus never came up")
+			}
+			store := func(path string) string {
+				key := c.Key("demo", "", 2, path, "", "xml")
+				if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
+					t.Fatal(err)
+				}
+				c.Wait()
+				return key
+			}
+			fresh := func(key string) bool { l, ok := c.Get(key); return ok && l.Fresh }
+
+			old := store("/old")
+			clk.Add(2 * time.Second)
+			if !fresh(old) {
+				t.Fatal("bus up: an entry older than BusDownTTL is not fresh")
+			}
+
+			tc.lose(t, srv)
+			start := time.Now()
+			bus.Publish("demo")
+			// A correctness bound (Publish must not hang on Redis), not a timing check.
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("Publish took %v with Redis %s", took, tc.name)
+			}
+			if bus.Up() {
+				t.Error("bus still up after a failed Publish")
+			}
+			if fresh(old) {
+				t.Error("bus down: an entry older than BusDownTTL is still fresh")
+			}
+			if young := store("/young"); !fresh(young) {
+				t.Error("bus down: a new entry is not fresh")
+			}
+
+			tc.regain(t, srv)
+			if !waitFor(10*time.Second, bus.Up) {
+				t.Fatal("bus not up again after Redis came back")
+			}
+			later := store("/later")
+			clk.Add(2 * time.Second)
+			if !fresh(later) {
+				t.Error("bus up again: an entry older than BusDownTTL is not fresh")
+			}
+		})
+	}
+}
+
+// TestRedisBusSubscriptionKilled breaks only the subscription's connection (Redis stays up): the bus
+// subscribes again and, having possibly missed messages, invalidates the whole cache; then it hears again.
+func TestRedisBusSubscriptionKilled(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newCache(t, Options{}), newCache(t, Options{})
+	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
+	if !waitFor(5*time.Second, func() bool { busA.Publish("probe"); return b.Generation("probe") > 0 }) {
+		t.Fatal("bus never worked")
+	}
+	key := b.Key("demo", "", 2, "/p", "", "xml")
+	if err := b.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	b.Wait()
+	admin := newRedis(t, srv)
+	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
+		t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
+	}
+	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key("demo", "", 2, "/p", "", "xml")); return !ok }) {
+		t.Fatal("replica B kept its entries after its subscription was broken")
+	}
+	if !waitFor(10*time.Second, func() bool { return busA.Up() && busB.Up() }) {
+		t.Fatal("buses not up again after their subscriptions were restored")
+	}
+	before := b.Generation("demo")
+	busA.Publish("demo")
+	if !waitFor(time.Second, func() bool { return b.Generation("demo") > before }) {
+		t.Fatal("replica B does not hear A after its subscription was restored")
 	}
 }

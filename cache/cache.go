@@ -19,6 +19,7 @@ const (
 	DefaultMaxBytes     = 256 << 20
 	DefaultTTL          = 30 * time.Second
 	DefaultStaleIfError = 5 * time.Minute
+	DefaultBusDownTTL   = time.Second
 )
 
 // Options configure a Cache. Zero values take the defaults.
@@ -26,7 +27,10 @@ type Options struct {
 	MaxBytes     int64         // memory budget of cached entries; default 256 MiB
 	TTL          time.Duration // freshness of an entry; default 30s
 	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; default 5m; <0 = never
-	Now          func() time.Time
+	// BusDownTTL is the freshness of an entry while the invalidation bus is down (SetBusUp): the other
+	// replicas' writes may go unheard then, so a read must not be older than this. Default 1s; never above TTL.
+	BusDownTTL time.Duration
+	Now        func() time.Time
 }
 
 // Header is one stored response header.
@@ -54,6 +58,7 @@ func (e *Entry) size() int64 {
 type Cache struct {
 	opt   Options
 	store *ristretto.Cache[string, *Entry]
+	fresh atomic.Int64  // how young a fresh entry is, in ns: TTL, or BusDownTTL while the bus is down
 	epoch atomic.Uint64 // bumped by InvalidateAll: every key of the process changes
 	gens  sync.Map      // account -> *atomic.Uint64
 
@@ -74,10 +79,15 @@ func New(opt Options) (*Cache, error) {
 	if opt.StaleIfError < 0 {
 		opt.StaleIfError = 0
 	}
+	if opt.BusDownTTL <= 0 {
+		opt.BusDownTTL = DefaultBusDownTTL
+	}
+	opt.BusDownTTL = min(opt.BusDownTTL, opt.TTL)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	c := &Cache{opt: opt}
+	c.fresh.Store(int64(opt.TTL))
 	// About one counter per expected 1 KiB entry, times ten as ristretto advises; bounded either way.
 	counters := min(max(opt.MaxBytes/1024*10, 10_000), 50_000_000)
 	store, err := ristretto.NewCache(&ristretto.Config[string, *Entry]{
@@ -145,11 +155,22 @@ func (c *Cache) InvalidateAll() {
 	invalidationsTotal.Inc()
 }
 
+// SetBusUp tells the cache whether it hears every invalidation of the other replicas. While it does not,
+// entries older than BusDownTTL are not fresh: a read goes to the upstream (an older entry may still stand
+// in when the upstream fails, as STALE). The bus calls it; a cache without one is always up.
+func (c *Cache) SetBusUp(up bool) {
+	if up {
+		c.fresh.Store(int64(c.opt.TTL))
+	} else {
+		c.fresh.Store(int64(c.opt.BusDownTTL))
+	}
+}
+
 // Lookup is the result of Get.
 type Lookup struct {
 	Entry *Entry
 	Age   time.Duration
-	Fresh bool // younger than TTL; otherwise only usable as a stale stand-in
+	Fresh bool // younger than TTL (BusDownTTL while the bus is down); otherwise only a stale stand-in
 }
 
 // Get returns the entry under key, fresh or (within StaleIfError) stale. ok is false when there is none.
@@ -167,7 +188,7 @@ func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 	if age < 0 {
 		age = 0
 	}
-	l = Lookup{Entry: e, Age: age, Fresh: age < c.opt.TTL}
+	l = Lookup{Entry: e, Age: age, Fresh: age < time.Duration(c.fresh.Load())}
 	if l.Fresh {
 		c.hits.Add(1)
 		hitsTotal.Inc()

@@ -18,7 +18,7 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newCache(t *testing.T, opt Options) *Cache {
+func newCache(t testing.TB, opt Options) *Cache {
 	t.Helper()
 	c, err := New(opt)
 	if err != nil {
@@ -138,5 +138,83 @@ func TestByteBudget(t *testing.T) {
 	c.Wait()
 	if got, limit := c.Stats().Bytes, int64(64<<10); got > limit {
 		t.Fatalf("bytes=%d, over the budget %d", got, limit)
+	}
+}
+
+// BenchmarkGetAtHit is the cache's share of a hit: the store lookup and the freshness check.
+func BenchmarkGetAtHit(b *testing.B) {
+	c := newCache(b, Options{})
+	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	b.Run("sequential", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+				b.Fatal("miss")
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+					b.Fatal("miss")
+				}
+			}
+		})
+	})
+}
+
+// TestBusDownTTL checks that while the bus is down an entry is fresh only below BusDownTTL (and still found,
+// as a stale stand-in), and that the TTL applies again once the bus is up.
+func TestBusDownTTL(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
+	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	for _, tc := range []struct {
+		name      string
+		up        bool
+		age       time.Duration
+		wantFresh bool
+	}{
+		{"up, young", true, 500 * time.Millisecond, true},
+		{"down, young", false, 500 * time.Millisecond, true},
+		{"down, older than BusDownTTL", false, 2 * time.Second, false},
+		{"up again, same entry", true, 2 * time.Second, true},
+		{"up, older than TTL", true, 11 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.SetBusUp(tc.up)
+			l, ok := c.GetAt(key, clk.Now().Add(tc.age))
+			if !ok {
+				t.Fatal("entry not found")
+			}
+			if got, want := l.Fresh, tc.wantFresh; got != want {
+				t.Errorf("fresh=%v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestBusDownTTLNeverAboveTTL checks that a BusDownTTL above the TTL does not lengthen freshness.
+func TestBusDownTTLNeverAboveTTL(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := newCache(t, Options{TTL: time.Second, BusDownTTL: time.Minute, Now: clk.Now})
+	key := c.Key("demo", "", 2, "/p", "", "xml")
+	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	c.SetBusUp(false)
+	if l, ok := c.GetAt(key, clk.Now().Add(2*time.Second)); !ok || l.Fresh {
+		t.Errorf("found=%v fresh=%v past the TTL with the bus down, want a stale entry", ok, l.Fresh)
 	}
 }

@@ -20,20 +20,33 @@ func putTitle(t *testing.T, url, title string) {
 	}
 }
 
+// startReplica runs a gateway with opt whose Redis client points at rs, as one replica of several.
+func startReplica(t *testing.T, opt Options, rs *redistest.Server) *testGateway {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	opt.Redis = rdb
+	return startGateway(t, opt)
+}
+
+// waitListening returns once b hears what a publishes: b's subscription may still be connecting after start.
+func waitListening(t *testing.T, a, b *testGateway) {
+	t.Helper()
+	if !waitUntil(5*time.Second, func() bool {
+		a.invalidate("probe")
+		return b.cache.Generation("probe") > 0
+	}) {
+		t.Fatal("replica B never received an invalidation")
+	}
+}
+
 // TestInvalidationAcrossReplicas writes through one replica and reads through another that shares a real
 // Redis: the second replica drops its cached reads of the account within one second. Related reads of the
 // account (search, view) are dropped too.
 func TestInvalidationAcrossReplicas(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	rs := redistest.Start(t)
-	newReplica := func() *testGateway {
-		rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
-		t.Cleanup(func() { _ = rdb.Close() })
-		opt := cachedOptions(c)
-		opt.Redis = rdb
-		return startGateway(t, opt)
-	}
-	a, b := newReplica(), newReplica()
+	a, b := startReplica(t, cachedOptions(c), rs), startReplica(t, cachedOptions(c), rs)
 	paths := []string{"/api2/demo/re/2", "/api/demo/re/2", "/api2/demo/re/search?field_103=2", "/api2/demo/re/2/related"}
 	for _, p := range paths {
 		get(t, b.URL+p)
@@ -41,13 +54,7 @@ func TestInvalidationAcrossReplicas(t *testing.T) {
 			t.Fatalf("replica B did not cache %s", p)
 		}
 	}
-	// The subscription of B may still be connecting: publish until B sees a probe, then measure the real write.
-	if !waitUntil(5*time.Second, func() bool {
-		a.invalidate("probe")
-		return b.cache.Generation("probe") > 0
-	}) {
-		t.Fatal("replica B never received an invalidation")
-	}
+	waitListening(t, a, b)
 
 	putTitle(t, a.URL+"/api2/demo/re/2", "Changed through replica A")
 	if got := get(t, a.URL+"/api2/demo/re/2"); !strings.Contains(got.Body, "Changed through replica A") {
