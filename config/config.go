@@ -18,9 +18,10 @@ const Off = "off"
 // Config is the effective configuration of one process. Default returns a complete value; Load fills it from
 // flags, environment and file and validates it.
 type Config struct {
-	Role        string   // serve | core | gateway
-	Listen      string   // public listener; default 127.0.0.1:8080 (core: 127.0.0.1:8081)
-	AdminListen string   // /metrics, /healthz, /readyz; default 127.0.0.1:9090; "off" disables it
+	Role        string // serve | core | gateway
+	Listen      string // public listener; default 127.0.0.1:8080 (core: 127.0.0.1:8081)
+	AdminListen string // /metrics, /healthz, /readyz; default 127.0.0.1:9090; "off" disables it
+	Admin       Admin
 	DB          string   // SQLite file path or postgres:// URL; default ./data/reqgate.db
 	Accounts    []string // account files applied at start; default none
 	ConfigFile  string   // the --config file read, if any
@@ -56,6 +57,13 @@ type Server struct {
 	// TrustedProxies are the networks (CIDR, or a single IP) of TLS-terminating proxies in front of the
 	// gateway: only from them are X-Forwarded-Proto and X-Forwarded-Host believed. Default none.
 	TrustedProxies []string
+}
+
+// Admin configures the admin listener.
+type Admin struct {
+	// PProf serves Go's profiler at /debug/pprof/ on the admin listener (which binds loopback by default);
+	// default true.
+	PProf bool
 }
 
 // Log selects the log/slog handler.
@@ -158,6 +166,7 @@ func Default(role string) *Config {
 		Role:        role,
 		Listen:      listen,
 		AdminListen: "127.0.0.1:9090",
+		Admin:       Admin{PProf: true},
 		DB:          "./data/reqgate.db",
 		Server: Server{
 			ReadTimeout:     30 * time.Second,

@@ -32,6 +32,7 @@ var settings = []*setting{
 		field: func(c *Config) any { return &c.DB }},
 	{path: "accounts", flag: "accounts", roles: []string{RoleServe, RoleCore}, help: "account `FILE` applied at start; repeatable (REQGATE_ACCOUNTS: comma-separated)",
 		field: func(c *Config) any { return &c.Accounts }},
+	{path: "admin.pprof", help: "serve Go's profiler at /debug/pprof/ on the admin listener", field: func(c *Config) any { return &c.Admin.PProf }},
 
 	{path: "server.read_timeout", help: "whole request read", field: func(c *Config) any { return &c.Server.ReadTimeout }},
 	{path: "server.write_timeout", help: "whole response write", field: func(c *Config) any { return &c.Server.WriteTimeout }},

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
@@ -32,11 +33,18 @@ type credentials struct {
 	key  [32]byte
 	macs sync.Pool
 	mu   sync.RWMutex
-	m    map[[32]byte]time.Time // digest -> expiry
+	m    map[[32]byte]proved
+}
+
+// proved is a remembered credential: until when, and its user name (kept, so a verified request's credential
+// costs no allocation).
+type proved struct {
+	exp  time.Time
+	user string
 }
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
-	c := &credentials{ttl: ttl, now: now, m: make(map[[32]byte]time.Time)}
+	c := &credentials{ttl: ttl, now: now, m: make(map[[32]byte]proved)}
 	_, _ = rand.Read(c.key[:])
 	c.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, c.key[:])} }
 	return c
@@ -46,14 +54,16 @@ func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
 type macState struct {
 	mac hash.Hash
 	buf [512]byte
+	len [4]byte
 }
 
-// parse reads the Authorization header of a request for apiKey. A missing or malformed header gives a
-// credential that is not present (the core answers it with 401).
-func (c *credentials) parse(auth []byte, apiKey string) credential {
+// check reads the Authorization header of a request for apiKey and reports whether the core proved that
+// credential within the TTL before now. A missing or malformed header gives a credential that is not present
+// (the core answers it with 401).
+func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr credential, verified bool) {
 	const prefix = "basic "
 	if len(auth) <= len(prefix) || !bytes.EqualFold(auth[:len(prefix)], []byte(prefix)) || len(auth) > 4096 {
-		return credential{}
+		return credential{}, false
 	}
 	st := c.macs.Get().(*macState)
 	defer c.macs.Put(st)
@@ -64,40 +74,49 @@ func (c *credentials) parse(auth []byte, apiKey string) credential {
 	}
 	n, err := base64.StdEncoding.Decode(dec, enc)
 	if err != nil {
-		return credential{}
+		return credential{}, false
 	}
 	dec = dec[:n]
 	defer clear(dec)
 	i := bytes.IndexByte(dec, ':')
 	if i < 0 {
-		return credential{}
+		return credential{}, false
 	}
 	user, pass := dec[:i], dec[i+1:]
 	m := st.mac
 	m.Reset()
-	var l [4]byte
-	for _, part := range [][]byte{[]byte(apiKey), user, pass} {
-		binary.BigEndian.PutUint32(l[:], uint32(len(part)))
-		m.Write(l[:])
-		m.Write(part)
-	}
-	cr := credential{present: true, user: string(user)}
+	st.write(apiKey)
+	st.writeBytes(user)
+	st.writeBytes(pass)
+	cr.present = true
 	m.Sum(cr.digest[:0])
-	return cr
-}
-
-// verified reports whether the core accepted this credential within the TTL before now.
-func (c *credentials) verified(cr credential, now time.Time) bool {
-	if !cr.present || c.ttl <= 0 {
-		return false
+	if c.ttl > 0 {
+		c.mu.RLock()
+		p, ok := c.m[cr.digest]
+		c.mu.RUnlock()
+		if ok && now.Before(p.exp) {
+			cr.user = p.user
+			return cr, true
+		}
 	}
-	c.mu.RLock()
-	exp, ok := c.m[cr.digest]
-	c.mu.RUnlock()
-	return ok && now.Before(exp)
+	cr.user = string(user)
+	return cr, false
 }
 
-// remember records that the core accepted the credential.
+// write and writeBytes add one length-prefixed part to the HMAC, so that no two credentials share an input.
+func (st *macState) write(s string) {
+	binary.BigEndian.PutUint32(st.len[:], uint32(len(s)))
+	st.mac.Write(st.len[:])
+	st.mac.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // hash.Hash does not keep what it is given
+}
+
+func (st *macState) writeBytes(b []byte) {
+	binary.BigEndian.PutUint32(st.len[:], uint32(len(b)))
+	st.mac.Write(st.len[:])
+	st.mac.Write(b)
+}
+
+// remember records that the core proved the credential.
 func (c *credentials) remember(cr credential) {
 	if !cr.present || c.ttl <= 0 {
 		return
@@ -106,8 +125,8 @@ func (c *credentials) remember(cr credential) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= maxCredentials {
-		for k, exp := range c.m {
-			if !now.Before(exp) {
+		for k, p := range c.m {
+			if !now.Before(p.exp) {
 				delete(c.m, k)
 			}
 		}
@@ -115,7 +134,7 @@ func (c *credentials) remember(cr credential) {
 			clear(c.m)
 		}
 	}
-	c.m[cr.digest] = now.Add(c.ttl)
+	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user}
 }
 
 // forget drops a credential the core refused, so a changed password stops reading the cache at once.

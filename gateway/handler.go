@@ -140,8 +140,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	if rt.Cacheable() && ctx.IsGet() {
 		x.cacheRes = cacheMiss // until a stage says otherwise
 	}
-	x.cred = g.creds.parse(hdr.authorization, rt.APIKey)
-	x.verified = g.creds.verified(x.cred, x.now)
+	x.cred, x.verified = g.creds.check(hdr.authorization, rt.APIKey, x.now)
 	if !x.verified && !g.authenticate(&x, hdr.authorization) {
 		return
 	}

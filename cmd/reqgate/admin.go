@@ -5,20 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/reqgate/reqgate/config"
 )
 
-// adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener.
+// adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener, and Go's profiler
+// at /debug/pprof/ unless admin.pprof is false.
 type adminNode struct {
 	srv  *http.Server
 	addr string
 }
 
+// maxProfile is the longest CPU profile or trace the admin listener lets run to its end.
+const maxProfile = 120 * time.Second
+
 // startAdmin serves the admin endpoints on addr, or nothing when addr is "off".
-func startAdmin(addr string, parts []part, errc chan<- error) (*adminNode, error) {
+func startAdmin(addr string, pprofOn bool, parts []part, errc chan<- error) (*adminNode, error) {
 	if addr == config.Off || addr == "" {
 		return nil, nil
 	}
@@ -44,12 +50,21 @@ func startAdmin(addr string, parts []part, errc chan<- error) (*adminNode, error
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	writeTimeout := 10 * readyTimeout
+	if pprofOn {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		writeTimeout = maxProfile + 10*time.Second // a CPU profile or trace answers after its ?seconds=
+	}
 	ln, err := listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}
 	n := &adminNode{addr: ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: readyTimeout,
-		WriteTimeout: 10 * readyTimeout}}
+		WriteTimeout: writeTimeout}}
 	go func() {
 		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("admin: %w", err)

@@ -68,7 +68,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		log.Info("core listening (internal)", "addr", c.addr)
 	}
 
-	admin, err := startAdmin(cfg.AdminListen, parts, errc)
+	admin, err := startAdmin(cfg.AdminListen, cfg.Admin.PProf, parts, errc)
 	if err != nil {
 		_ = stopAll()
 		return err

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestPProfOnAdminListener checks that a running process can be profiled through its admin listener, and that
+// admin.pprof: false takes the profiler away.
+func TestPProfOnAdminListener(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		listen, admin := freeAddr(t), freeAddr(t)
+		args := []string{"gateway", "--listen", listen, "--admin-listen", admin}
+		if !on {
+			args = append(args, "--set", "admin.pprof=false")
+		}
+		p := start(t, append(args, "--upstream", "http://"+freeAddr(t))...)
+		waitReady(t, p, "http://"+admin+"/healthz")
+		resp, body := do(t, http.MethodGet, "http://"+admin+"/debug/pprof/goroutine?debug=1", "", "")
+		switch {
+		case on && (resp.StatusCode != http.StatusOK || !strings.Contains(body, "goroutine profile")):
+			t.Errorf("admin.pprof on: /debug/pprof/goroutine: %d %.80q", resp.StatusCode, body)
+		case !on && resp.StatusCode != http.StatusNotFound:
+			t.Errorf("admin.pprof false: /debug/pprof/goroutine: %d, want 404", resp.StatusCode)
+		}
+	}
+}
