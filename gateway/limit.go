@@ -27,9 +27,9 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	if g.limiter == nil {
 		return true
 	}
-	c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
-	d := g.limiter.Admit(c, req)
-	cancel()
+	// No deadline of the gateway's own: the limiter bounds its Redis calls itself (ratelimit.redis_timeout)
+	// and a shaped request's hold by the policy's max_delay; a context per request would cost a timer.
+	d := g.limiter.Admit(context.Background(), req)
 	if d.Limited {
 		if d.Policy != "" {
 			x.addHeader("RateLimit-Policy", d.Policy)

@@ -40,7 +40,7 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.
 	slog.SetDefault(l)
 	var access *accesslog.Logger
 	if level <= slog.LevelInfo {
-		access = accesslog.New(lw, format, "part", "gateway")
+		access = accesslog.New(infoLines{lw}, format, "part", "gateway")
 	}
 	return l, lw, access
 }
@@ -82,6 +82,16 @@ func (lw *logWriter) Write(p []byte) (int, error) {
 		err = lw.buf.Flush()
 	}
 	return n, err
+}
+
+// infoLines writes lines known to be of level info (the access log) into a logWriter, without looking for
+// an urgent level in each: they are flushed with the others.
+type infoLines struct{ lw *logWriter }
+
+func (w infoLines) Write(p []byte) (int, error) {
+	w.lw.mu.Lock()
+	defer w.lw.mu.Unlock()
+	return w.lw.buf.Write(p)
 }
 
 // urgent reports whether a log line is a warning or an error (text or JSON handler form). The level comes

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -56,6 +57,15 @@ type Logger struct {
 	text   bool
 	prefix []byte // the logger's own attributes, encoded, written after msg
 	bufs   sync.Pool
+	second atomic.Pointer[second] // the last second formatted
+}
+
+// second is one second's time text up to the seconds ("2026-11-24T06:36:32") and its zone ("Z", "+01:00"):
+// lines of the same second share it, so a line formats only its fraction.
+type second struct {
+	unix       int64
+	loc        *time.Location
+	date, zone []byte
 }
 
 // New returns a Logger writing to w in slog's "json" form, or its "text" form when format is "text".
@@ -85,11 +95,11 @@ func (l *Logger) Log(t time.Time, e *Entry) error {
 func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
 	if l.text {
 		b = append(b, "time="...)
-		b = appendRFC3339Millis(b, t)
+		b = l.appendTime(b, t)
 		b = append(b, " level=INFO msg=request"...)
 	} else {
 		b = append(b, `{"time":"`...)
-		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = l.appendTime(b, t)
 		b = append(b, `","level":"INFO","msg":"request"`...)
 	}
 	b = append(b, l.prefix...)
@@ -144,6 +154,42 @@ func (l *Logger) appendMillis(b []byte, d time.Duration) []byte {
 		return strconv.AppendFloat(b, ms, 'g', -1, 64)
 	}
 	return strconv.AppendFloat(b, ms, 'f', -1, 64)
+}
+
+// appendTime writes t as slog does: RFC 3339 with nanoseconds, trailing zeros trimmed (JSON), or with exactly
+// three digits of milliseconds (text). The date, time of day and zone come from the second's cached text.
+func (l *Logger) appendTime(b []byte, t time.Time) []byte {
+	s := l.second.Load()
+	if s == nil || s.unix != t.Unix() || s.loc != t.Location() {
+		date := t.AppendFormat(nil, "2006-01-02T15:04:05")
+		if len(date) != len("2006-01-02T15:04:05") { // a year beyond 9999: no shortcut
+			if l.text {
+				return appendRFC3339Millis(b, t)
+			}
+			return t.AppendFormat(b, time.RFC3339Nano)
+		}
+		s = &second{unix: t.Unix(), loc: t.Location(), date: date, zone: t.AppendFormat(nil, "Z07:00")}
+		l.second.Store(s)
+	}
+	b = append(b, s.date...)
+	ns := t.Nanosecond()
+	if l.text {
+		ms := ns / 1e6
+		b = append(b, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	} else if ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, s.zone...)
 }
 
 // appendRFC3339Millis is the time format of slog's text handler: RFC 3339 with exactly three digits of

@@ -169,3 +169,30 @@ func BenchmarkAccessLog(b *testing.B) {
 		}
 	})
 }
+
+// TestTimeAcrossLines writes a sequence of times through one Logger (which reuses the text of a second for
+// the lines within it) and checks every line against slog's: fractions with and without trailing zeros, the
+// next second, the same instant in other zones, and back.
+func TestTimeAcrossLines(t *testing.T) {
+	base := time.Date(2026, 11, 24, 6, 36, 32, 0, time.UTC)
+	east := time.FixedZone("east", 5*3600+1800)
+	times := []time.Time{
+		base, base.Add(120 * time.Millisecond), base.Add(123456789), base.Add(999999999), base.Add(1),
+		base.Add(time.Second), base.Add(time.Second + 5000), base.In(east), base.Add(7).In(east),
+		base.Add(7).In(time.Local), base.Add(8), base.Add(-time.Hour), base.Add(-time.Hour + 500*time.Microsecond),
+	}
+	e := Entry{RequestID: "r", Method: "GET", Path: "/p", Status: 200}
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		l := New(&buf, format, "part", "gateway")
+		for _, at := range times {
+			buf.Reset()
+			if err := l.Log(at, &e); err != nil {
+				t.Fatal(err)
+			}
+			if want := slogLine(t, format, at, &e); buf.String() != want {
+				t.Errorf("%s at %v: got %q, want %q", format, at, buf.String(), want)
+			}
+		}
+	}
+}
