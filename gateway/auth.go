@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash"
+	"net"
 	"sync"
 	"time"
 	"unsafe"
@@ -90,17 +91,44 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	st.writeBytes(pass)
 	cr.present = true
 	m.Sum(cr.digest[:0])
-	if c.ttl > 0 {
-		c.mu.RLock()
-		p, ok := c.m[cr.digest]
-		c.mu.RUnlock()
-		if ok && now.Before(p.exp) {
-			cr.user = p.user
-			return cr, true
-		}
+	if user, ok := c.lookup(cr.digest, now); ok {
+		cr.user = user
+		return cr, true
 	}
 	cr.user = string(user)
 	return cr, false
+}
+
+// lookup returns the user name of a credential the core proved within the TTL before now.
+func (c *credentials) lookup(digest [32]byte, now time.Time) (string, bool) {
+	if c.ttl <= 0 {
+		return "", false
+	}
+	c.mu.RLock()
+	p, ok := c.m[digest]
+	c.mu.RUnlock()
+	if !ok || !now.Before(p.exp) {
+		return "", false
+	}
+	return p.user, true
+}
+
+// checkOn is check with the memo of the connection the request came on (when it came through Serve).
+func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
+	gc, ok := nc.(*conn)
+	if !ok {
+		return c.check(auth, apiKey, now)
+	}
+	m := &gc.auth
+	if m.cred.present && m.apiKey == apiKey && bytes.Equal(m.raw, auth) {
+		_, verified := c.lookup(m.cred.digest, now)
+		return m.cred, verified
+	}
+	cr, verified := c.check(auth, apiKey, now)
+	if cr.present {
+		m.raw, m.apiKey, m.cred = append(m.raw[:0], auth...), apiKey, cr
+	}
+	return cr, verified
 }
 
 // write and writeBytes add one length-prefixed part to the HMAC, so that no two credentials share an input.

@@ -14,6 +14,7 @@ var connsRefused = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refus
 // connLimiter caps the connections one client IP holds open at once, so that a single address cannot take the
 // gateway's connections (and the memory each one holds) from everyone else. Trusted proxies are exempt: every
 // caller behind them shares their address. A connection over the cap is answered 429 and closed at once.
+// Every connection it accepts is a *conn, which also carries the connection's credential memo.
 type connLimiter struct {
 	net.Listener
 	perIP   int
@@ -24,9 +25,6 @@ type connLimiter struct {
 }
 
 func limitConns(ln net.Listener, perIP int, exempt []netip.Prefix) net.Listener {
-	if perIP <= 0 {
-		return ln
-	}
 	return &connLimiter{Listener: ln, perIP: perIP, exempt: exempt, open: make(map[netip.Addr]int),
 		refusal: []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n" +
 			"Content-Length: 52\r\nConnection: close\r\n\r\nToo many connections from this address; retry later.")}
@@ -40,11 +38,11 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
 		if err != nil {
-			return c, nil // not an IP connection (a test's in-memory listener): nothing to count
+			return &conn{Conn: c}, nil // not an IP connection (a test's in-memory listener): nothing to count
 		}
 		a := ap.Addr().Unmap()
-		if inNetworks(a, l.exempt) {
-			return c, nil
+		if l.perIP <= 0 || inNetworks(a, l.exempt) {
+			return &conn{Conn: c}, nil
 		}
 		l.mu.Lock()
 		n := l.open[a]
@@ -58,7 +56,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		l.open[a] = n + 1
 		l.mu.Unlock()
-		return &countedConn{Conn: c, l: l, addr: a}, nil
+		return &conn{Conn: c, l: l, addr: a}, nil
 	}
 }
 
@@ -72,15 +70,28 @@ func (l *connLimiter) done(a netip.Addr) {
 	l.mu.Unlock()
 }
 
-// countedConn gives its place back when closed (once, however often Close is called).
-type countedConn struct {
+// conn is an accepted connection. A counted one (l set) gives its place back when closed, once however often
+// Close is called.
+type conn struct {
 	net.Conn
 	l    *connLimiter
 	addr netip.Addr
 	once sync.Once
+	auth authMemo // used by the one request the connection serves at a time
 }
 
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.done(c.addr) })
+func (c *conn) Close() error {
+	if c.l != nil {
+		c.once.Do(func() { c.l.done(c.addr) })
+	}
 	return c.Conn.Close()
+}
+
+// authMemo is the last credential parsed on a connection: a client sends the same Authorization header with
+// every request of a connection, and the memo spares each of them the decoding and keyed hash. Whether the
+// credential is verified is still looked up each time (it may have been forgotten or have expired).
+type authMemo struct {
+	raw    []byte
+	apiKey string
+	cred   credential
 }

@@ -38,6 +38,7 @@ type Gateway struct {
 	flight    singleflight.Group // cache misses of one key
 	verifying singleflight.Group // verifications of one credential
 	budget    bodyBudget
+	routes    *routes
 	ids       *requestIDs
 	log       *slog.Logger
 	srv       *fasthttp.Server
@@ -77,6 +78,7 @@ func New(opt Options) (*Gateway, error) {
 		scopeUser: opt.Cache.Scope == "user",
 		proxies:   proxies,
 		budget:    bodyBudget{max: opt.BodyBudget},
+		routes:    newRoutes(),
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)

@@ -90,7 +90,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 
 	x.json = translate.WantsJSON(hdr.accept)
 	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
-	rt, err := route.Parse(ctx.RequestURI())
+	rt, err := g.routes.parse(ctx.RequestURI())
 	if err != nil {
 		g.writeErr(&x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
 		return
@@ -140,7 +140,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	if rt.Cacheable() && ctx.IsGet() {
 		x.cacheRes = cacheMiss // until a stage says otherwise
 	}
-	x.cred, x.verified = g.creds.check(hdr.authorization, rt.APIKey, x.now)
+	x.cred, x.verified = g.creds.checkOn(ctx.Conn(), hdr.authorization, rt.APIKey, x.now)
 	if !x.verified && !g.authenticate(&x, hdr.authorization) {
 		return
 	}

@@ -6,6 +6,7 @@ package attacktest
 
 import (
 	"bufio"
+	"encoding/base64"
 	"context"
 	"fmt"
 	"io"
@@ -423,6 +424,53 @@ func TestSmuggledBodies(t *testing.T) {
 			if sent := g.Stats().UpstreamRequests - before; sent > 1 {
 				t.Errorf("%q: %d requests reached the core, want at most 1", strings.SplitN(outer, "\r\n", 2)[0], sent)
 			}
+		}
+	}
+}
+
+// TestCredentialsChangeOnOneConnection sends requests of different credentials down one keep-alive connection
+// (as a proxy or a shared client may): each request is judged by its own Authorization header, whatever the
+// connection carried before.
+func TestCredentialsChangeOnOneConnection(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	_, url := serve(t, cached(c))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	for i, step := range []struct {
+		path, auth string
+		want       int
+	}{
+		{"/api2/acme/re/1", basic("alice", "alice-secret"), 200},
+		{"/api2/acme/re/1", basic("alice", "alice-secret"), 200},
+		{"/api2/acme/re/1", basic("mallory", "x"), 401},
+		{"/api2/acme/re/1", basic("alice", "wrong"), 401},
+		{"/api2/acme/re/1", "", 401},
+		{"/api2/globex/user", basic("alice", "alice-secret"), 401},
+		{"/api2/acme/re/1", basic("alice", "alice-secret"), 200},
+		{"/api2/acme/re/1", basic("gina", "gina-secret"), 401},
+		{"/api2/globex/user", basic("gina", "gina-secret"), 200},
+	} {
+		auth := ""
+		if step.auth != "" {
+			auth = "Authorization: " + step.auth + "\r\n"
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: gw\r\n%s\r\n", step.path, auth)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != step.want || step.want != 200 && strings.Contains(string(body), secret) {
+			t.Fatalf("step %d (%s as %q): status %d, want %d", i, step.path, step.auth, res.StatusCode, step.want)
 		}
 	}
 }
