@@ -118,7 +118,12 @@ func (c *Cache) TTL() time.Duration { return c.opt.TTL }
 // finishes during the call: such a late fill lands under an old generation and is never read.
 func (c *Cache) Key(account, user string, version int, path, query, repr string) string {
 	var buf [256]byte // one allocation, the key itself, for a key that fits
-	b := strconv.AppendUint(buf[:0], c.epoch.Load(), 10)
+	return string(c.AppendKey(buf[:0], account, user, version, path, query, repr))
+}
+
+// AppendKey appends the key of Key to b.
+func (c *Cache) AppendKey(b []byte, account, user string, version int, path, query, repr string) []byte {
+	b = strconv.AppendUint(b, c.epoch.Load(), 10)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, c.Generation(account), 10)
 	for i, s := range [...]string{account, user, "", path, query, repr} {
@@ -128,7 +133,7 @@ func (c *Cache) Key(account, user string, version int, path, query, repr string)
 		}
 		b = append(b, s...)
 	}
-	return string(b)
+	return b
 }
 
 // Generation is the current generation of an account (0 until its first invalidation).

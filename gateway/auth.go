@@ -56,6 +56,7 @@ type macState struct {
 	mac hash.Hash
 	buf [512]byte
 	len [4]byte
+	sum []byte // the HMAC's output: a slice of the pooled state, so the credential itself stays on the stack
 }
 
 // check reads the Authorization header of a request for apiKey and reports whether the core proved that
@@ -90,7 +91,8 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	st.writeBytes(user)
 	st.writeBytes(pass)
 	cr.present = true
-	m.Sum(cr.digest[:0])
+	st.sum = m.Sum(st.sum[:0])
+	copy(cr.digest[:], st.sum)
 	if user, ok := c.lookup(cr.digest, now); ok {
 		cr.user = user
 		return cr, true

@@ -39,8 +39,8 @@ func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
 	h.Del("X-Forwarded-For")
 	h.Set("X-Forwarded-For", xff)
 	h.Set("X-Forwarded-Proto", x.scheme())
-	if x.host != "" {
-		h.Set("X-Forwarded-Host", x.host)
+	if host := x.callerHost(); host != "" {
+		h.Set("X-Forwarded-Host", host)
 	} else {
 		h.Del("X-Forwarded-Host")
 	}
@@ -63,7 +63,7 @@ func (g *Gateway) forward(x *exchange) {
 	x.upstream = time.Since(start)
 	if err != nil {
 		status, msg := upstreamStatus(err)
-		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", err)
+		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
 		g.writeErr(x, status, msg)
 		if write {
 			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
@@ -77,7 +77,7 @@ func (g *Gateway) forward(x *exchange) {
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
 	resp.Header.Del(headerAuthProof)
-	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.host)
+	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.callerHost())
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(x.rt.APIKey)
 	}

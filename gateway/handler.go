@@ -4,7 +4,10 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -23,14 +26,24 @@ const (
 	cacheBypass = "BYPASS"
 )
 
-// exchange is the state of one request as it passes the stages.
+// exchange is the state of one request as it passes the stages, with buffers of its own. Exchanges are
+// pooled: nothing may keep a pointer to one, or a string of its buffers, past the request.
 type exchange struct {
+	state
+	idBuf      [128]byte // reqID
+	keyBuf     [256]byte // the cache key of the XML form
+	jsonKeyBuf [256]byte // the cache key of the JSON form
+}
+
+// state is what an exchange starts each request from zero with (its buffers need no clearing).
+type state struct {
 	ctx        *fasthttp.RequestCtx
 	rt         route.Route
-	reqID      string
+	reqID      string // in idBuf: valid during the request only (logID copies it for the log)
 	ip         string
-	now        time.Time      // when the request began, by the gateway's clock: credential and cache freshness
-	host       string         // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host)
+	now        time.Time // when the request began, by the gateway's clock: credential and cache freshness
+	host       string    // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host): see callerHost
+	hostRead   bool
 	proto      string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
 	proxies    []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
 	cred       credential
@@ -64,35 +77,54 @@ func (x *exchange) clientIP() string {
 	return x.ip
 }
 
+// callerHost is the Host the caller used (or a trusted proxy's X-Forwarded-Host), read on first use: before
+// the request is turned into the upstream's (forwardedHeaders runs first), and never on a cache hit.
+func (x *exchange) callerHost() string {
+	if !x.hostRead {
+		x.host, x.hostRead = string(x.ctx.Request.Header.Host()), true
+	}
+	return x.host
+}
+
+// logID is the request id for a log record, copied out of the pooled exchange (a log handler may keep it).
+func (x *exchange) logID() string { return strings.Clone(x.reqID) }
+
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
 // addHeader queues a response header that must survive whatever the upstream answer replaces.
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
 // handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	x := exchange{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.now()}
+	x := exchanges.Get().(*exchange)
+	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.now()}
 	x.extra = x.extraBuf[:0]
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
-			g.log.Error("panic serving request", "request_id", x.reqID, "panic", p, "stack", string(debug.Stack()))
-			g.writeErr(&x, fasthttp.StatusInternalServerError, "Internal gateway error.")
+			g.log.Error("panic serving request", "request_id", x.logID(), "panic", p, "stack", string(debug.Stack()))
+			g.writeErr(x, fasthttp.StatusInternalServerError, "Internal gateway error.")
 		}
-		g.finish(&x)
+		g.finish(x)
+		x.state = state{}
+		exchanges.Put(x)
 	}()
 
 	hdr := scanHeaders(&ctx.Request.Header)
+	id := x.idBuf[:0]
 	if validRequestID(hdr.requestID) {
-		x.reqID = string(hdr.requestID)
+		id = append(id, hdr.requestID...)
 	} else {
-		x.reqID = g.ids.next()
+		id = g.ids.appendNext(id)
 	}
+	x.reqID = unsafe.String(&x.idBuf[0], len(id))
 	x.addHeader(headerRequestID, x.reqID)
 
 	x.json = translate.WantsJSON(hdr.accept)
 	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
 	rt, err := g.routes.parse(ctx.RequestURI())
 	if err != nil {
-		g.writeErr(&x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
+		g.writeErr(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
 		return
 	}
 	x.rt = rt
@@ -101,7 +133,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		x.announced = true
 		if n > g.opt.MaxBodyBytes {
 			// Refused before anything else, whoever asks: it would be refused after authentication too.
-			g.tooLarge(&x)
+			g.tooLarge(x)
 			return
 		}
 	}
@@ -121,18 +153,17 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyString("ready\n")
 		return
 	}
-	if g.cors != nil && g.corsHeaders(&x, hdr.origin) {
+	if g.cors != nil && g.corsHeaders(x, hdr.origin) {
 		return // a preflight, answered
 	}
-	x.host = string(ctx.Request.Header.Host())
 	x.proto = scheme(ctx)
 	if g.fromTrustedProxy(ctx) {
 		x.proxies = g.proxies
-		forwardedOrigin(&x)
+		forwardedOrigin(x)
 	}
 	if rt.APIKey == "" {
 		// Not the API: the core answers it (404) without anything of the caller's; no body is read.
-		g.forward(&x)
+		g.forward(x)
 		return
 	}
 
@@ -141,13 +172,13 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		x.cacheRes = cacheMiss // until a stage says otherwise
 	}
 	x.cred, x.verified = g.creds.checkOn(ctx.Conn(), hdr.authorization, rt.APIKey, x.now)
-	if !x.verified && !g.authenticate(&x, hdr.authorization) {
+	if !x.verified && !g.authenticate(x, hdr.authorization) {
 		return
 	}
 	// The credential is proved from here on.
 	if rt.Class == route.Throttle && ctx.IsGet() {
 		// Answered here, never counted; "yes" when no limiter is configured.
-		g.throttleStatus(&x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
+		g.throttleStatus(x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
 		return
 	}
 	if g.limiter != nil {
@@ -155,20 +186,20 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		if !x.ipCharged {
 			r.IP = x.clientIP()
 		}
-		if !g.admit(&x, r) {
+		if !g.admit(x, r) {
 			return
 		}
 	}
 	if ctx.IsPost() || ctx.IsPut() {
-		if !g.readBody(&x) || !g.translateRequest(&x) {
+		if !g.readBody(x) || !g.translateRequest(x) {
 			return
 		}
 	}
 	switch {
 	case ctx.IsGet() && rt.Cacheable() && g.cache != nil:
-		g.read(&x)
+		g.read(x)
 	default:
-		g.forward(&x)
+		g.forward(x)
 	}
 }
 
@@ -207,7 +238,7 @@ func (g *Gateway) finish(x *exchange) {
 		return
 	}
 	e := accesslog.Entry{
-		RequestID: x.reqID, Method: string(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
+		RequestID: x.reqID, Method: methodName(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
 		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
 		Upstream: x.upstream, Duration: elapsed,
 	}
@@ -215,7 +246,18 @@ func (g *Gateway) finish(x *exchange) {
 		_ = g.opt.AccessLog.Log(end, &e)
 		return
 	}
+	e.RequestID = x.logID()
 	g.log.LogAttrs(nil, slog.LevelInfo, "request", e.Attrs()...) //nolint:staticcheck
+}
+
+// methodName is the method as a string, without allocating for the methods of the interface.
+func methodName(m []byte) string {
+	for _, s := range [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+		if string(m) == s {
+			return s
+		}
+	}
+	return string(m)
 }
 
 // requestHeaders are the request headers every request reads, found in one pass over the header list

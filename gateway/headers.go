@@ -49,10 +49,10 @@ func newRequestIDs() *requestIDs {
 	return &requestIDs{prefix: hex.EncodeToString(b[:]) + "-"}
 }
 
-func (r *requestIDs) next() string {
-	b := make([]byte, 0, 32)
+// appendNext appends a new id to b.
+func (r *requestIDs) appendNext(b []byte) []byte {
 	b = append(b, r.prefix...)
-	return string(strconv.AppendUint(b, r.n.Add(1), 36))
+	return strconv.AppendUint(b, r.n.Add(1), 36)
 }
 
 // validRequestID accepts a caller's id when it is short and plain, so it is safe in logs and headers.

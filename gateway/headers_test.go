@@ -35,7 +35,7 @@ func TestPrepareRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &exchange{ctx: &ctx, rt: rt, reqID: "rid-1", ip: "192.0.2.7", host: "gw.example:8080"}
+	x := &exchange{state: state{ctx: &ctx, rt: rt, reqID: "rid-1", ip: "192.0.2.7", host: "gw.example:8080", hostRead: true}}
 	g.prepare(x, &ctx.Request)
 	h := &ctx.Request.Header
 	for _, k := range []string{"Connection", "X-Secret-Hop", "Keep-Alive", "Te", "Proxy-Authorization", "Upgrade", "Accept-Encoding"} {

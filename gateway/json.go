@@ -59,7 +59,7 @@ func (g *Gateway) translateResponse(x *exchange) {
 	}
 	js, err := translate.XMLToJSON(resp.Body())
 	if err != nil {
-		g.log.Warn("upstream body is not translatable XML", "request_id", x.reqID, "err", err)
+		g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
 		g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
 		return
 	}

@@ -59,7 +59,7 @@ func forwardedOrigin(x *exchange) {
 		x.proto = "http"
 	}
 	if host := firstValue(h.Peek("X-Forwarded-Host")); validHost(host) {
-		x.host = string(host)
+		x.host, x.hostRead = string(host), true
 	}
 }
 

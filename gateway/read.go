@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -25,20 +27,15 @@ type fetched struct {
 // its own; its XML form, cached or fetched, is translated once.
 func (g *Gateway) read(x *exchange) {
 	ctx := x.ctx
-	scopeUser := ""
-	if g.scopeUser {
-		scopeUser = x.cred.user
-	}
-	// A JSON hit needs only the JSON key: the XML key is built when it is needed.
+	// A JSON hit needs only the JSON key: the XML key is built when it is needed. Both live in the exchange's
+	// buffers: a hit allocates no key; a key that is stored or shared by a flight is copied first.
 	key, jsonKey := "", ""
 	if x.json {
-		jsonKey = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "json")
-	} else {
-		key = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+		jsonKey = g.cacheKey(x, x.jsonKeyBuf[:0], "json")
 	}
 	xmlKey := func() string {
 		if key == "" {
-			key = g.cache.Key(x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, "xml")
+			key = g.cacheKey(x, x.keyBuf[:0], "xml")
 		}
 		return key
 	}
@@ -51,7 +48,7 @@ func (g *Gateway) read(x *exchange) {
 			return
 		}
 	}
-	key = xmlKey()
+	key = strings.Clone(xmlKey())
 	// Every caller here is verified: the callers of one scope share a flight.
 	v, _, shared := g.flight.Do(key, func() (any, error) { return g.fetch(x, key), nil })
 	f := v.(*fetched)
@@ -71,7 +68,7 @@ func (g *Gateway) read(x *exchange) {
 	if f.err != nil || f.entry.Status >= 500 {
 		if l, ok := g.lookup(x, xmlKey, jsonKey); ok {
 			g.cache.CountStale()
-			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.reqID, "age", l.Age.String())
+			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.logID(), "age", l.Age.String())
 			x.cacheRes = cacheStale
 			writeEntry(ctx, l.Entry)
 			g.cacheHeaders(x, l.Age)
@@ -80,7 +77,7 @@ func (g *Gateway) read(x *exchange) {
 	}
 	if f.err != nil {
 		status, msg := upstreamStatus(f.err)
-		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", string(x.rt.Class), "err", f.err)
+		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", f.err)
 		g.writeErr(x, status, msg)
 		g.cacheHeaders(x, 0)
 		return
@@ -90,12 +87,12 @@ func (g *Gateway) read(x *exchange) {
 	if x.json {
 		je, err := jsonEntry(e)
 		if err != nil {
-			g.log.Warn("upstream body is not translatable XML", "request_id", x.reqID, "err", err)
+			g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
 			g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
 			return
 		}
 		if f.stored {
-			_ = g.cache.Set(jsonKey, je)
+			_ = g.cache.Set(strings.Clone(jsonKey), je)
 		}
 		e = je
 	}
@@ -120,9 +117,20 @@ func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cac
 	if err != nil {
 		return cache.Lookup{}, false
 	}
-	_ = g.cache.Set(jsonKey, je)
+	_ = g.cache.Set(strings.Clone(jsonKey), je)
 	l.Entry = je
 	return l, true
+}
+
+// cacheKey appends the cache key of x's read in representation repr to buf and returns it as a string over
+// those bytes: valid for lookups while the request lasts, to be copied when stored.
+func (g *Gateway) cacheKey(x *exchange, buf []byte, repr string) string {
+	scopeUser := ""
+	if g.scopeUser {
+		scopeUser = x.cred.user
+	}
+	b := g.cache.AppendKey(buf, x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, repr)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // fetch sends the caller's request upstream and copies the answer, storing it under key when allowed.

@@ -52,7 +52,7 @@ func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
 		x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
 	case vd.err != nil:
 		status, msg := upstreamStatus(vd.err)
-		g.log.Warn("upstream request failed", "request_id", x.reqID, "route", "verify", "err", vd.err)
+		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", "verify", "err", vd.err)
 		g.writeErr(x, status, msg)
 	default:
 		x.coreStatus = vd.answer.Status
