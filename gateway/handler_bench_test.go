@@ -2,27 +2,47 @@ package gateway
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/ratelimit"
 )
 
 // BenchmarkHandlerHit runs the gateway's handler on a cache hit without the network, to show the gateway's
-// own cost per hit (route parsing, credential check, cache lookup, metrics), for XML and for the cached JSON
-// form (Accept: application/json).
+// own cost per hit (route parsing, credential check, cache lookup, metrics), for XML, for the cached JSON
+// form (Accept: application/json), and for XML with the defaults of a deployment (access log, a rate policy).
 func BenchmarkHandlerHit(b *testing.B) {
 	c := coretest.Start(b, coretest.Options{})
-	gw := startGateway(b, cachedOptions(c))
-	for _, accept := range []string{"", "application/json"} {
-		name := "xml"
-		if accept != "" {
-			name = "json"
-		}
-		b.Run(name, func(b *testing.B) {
+	plain := startGateway(b, cachedOptions(c))
+	// The gateway at its defaults: the access log on (written to a buffered discard), and one in-process
+	// rate policy that never rejects.
+	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "never", Key: "api_key", Limit: 1_000_000, Period: time.Second}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = l.Close() })
+	opt := cachedOptions(c)
+	opt.Limiter = l
+	opt.AccessLog = accesslog.New(bufio.NewWriterSize(io.Discard, 64<<10), "json", "part", "gateway")
+	defaults := startGateway(b, opt)
+	for _, tc := range []struct {
+		name, accept string
+		gw           *testGateway
+	}{
+		{"xml", "", plain},
+		{"json", "application/json", plain},
+		{"defaults", "", defaults},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			gw, accept := tc.gw, tc.accept
 			get(b, gw.URL+benchPath, "Accept: "+accept)
 			get(b, gw.URL+benchPath, "Accept: "+accept)
 			h := gw.Handler()
