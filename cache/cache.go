@@ -43,11 +43,17 @@ type Entry struct {
 	Header []Header
 	Body   []byte
 	Stored time.Time
+
+	// The representations of Body the gateway serves, made once before the entry is stored: its entity tag,
+	// and Body compressed with gzip and brotli with their own tags (nil where compression does not pay).
+	ETag                 string
+	Gzip, Brotli         []byte
+	GzipETag, BrotliETag string
 }
 
 // size approximates the memory an entry holds, for the byte budget.
 func (e *Entry) size() int64 {
-	n := int64(len(e.Body)) + 64
+	n := int64(len(e.Body)+len(e.Gzip)+len(e.Brotli)+len(e.ETag)*3) + 64
 	for _, h := range e.Header {
 		n += int64(len(h.Key)+len(h.Value)) + 32
 	}

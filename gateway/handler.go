@@ -37,28 +37,30 @@ type exchange struct {
 
 // state is what an exchange starts each request from zero with (its buffers need no clearing).
 type state struct {
-	ctx        *fasthttp.RequestCtx
-	rt         route.Route
-	reqID      string // in idBuf: valid during the request only (logID copies it for the log)
-	ip         string
-	now        time.Time // when the request began, by the gateway's clock: credential and cache freshness
-	host       string    // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host): see callerHost
-	hostRead   bool
-	proto      string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
-	proxies    []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
-	cred       credential
-	verified   bool   // the core proved the credential (now, or within AuthTTL)
-	ipCharged  bool   // the ip rate policies were charged before verification
-	announced  bool   // the request announced a body (Content-Length > 0, or chunked)
-	bodyRead   bool   // the request body was read (and is forwarded); an unread one closes the connection
-	budget     int64  // bytes of the body budget held, given back at the end
-	json       bool   // the caller's Accept prefers JSON
-	noCache    bool   // the caller asked to revalidate (Cache-Control: no-cache, Pragma: no-cache)
-	cacheRes   string // X-Cache value, "" when not a cacheable read
-	coreStatus int    // status the core gave this caller's request, 0 when it was not asked
-	upstream   time.Duration
-	extra      []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
-	extraBuf   [4]cache.Header
+	ctx         *fasthttp.RequestCtx
+	rt          route.Route
+	reqID       string // in idBuf: valid during the request only (logID copies it for the log)
+	ip          string
+	now         time.Time // when the request began, by the gateway's clock: credential and cache freshness
+	host        string    // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host): see callerHost
+	hostRead    bool
+	proto       string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
+	proxies     []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
+	cred        credential
+	verified    bool   // the core proved the credential (now, or within AuthTTL)
+	ipCharged   bool   // the ip rate policies were charged before verification
+	announced   bool   // the request announced a body (Content-Length > 0, or chunked)
+	bodyRead    bool   // the request body was read (and is forwarded); an unread one closes the connection
+	budget      int64  // bytes of the body budget held, given back at the end
+	json        bool   // the caller's Accept prefers JSON
+	accept      int    // the content codings the caller accepts (acceptGzip, acceptBrotli)
+	ifNoneMatch []byte // the caller's If-None-Match, in the request's buffer
+	noCache     bool   // the caller asked to revalidate (Cache-Control: no-cache, Pragma: no-cache)
+	cacheRes    string // X-Cache value, "" when not a cacheable read
+	coreStatus  int    // status the core gave this caller's request, 0 when it was not asked
+	upstream    time.Duration
+	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
+	extraBuf    [4]cache.Header
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -121,6 +123,8 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x.addHeader(headerRequestID, x.reqID)
 
 	x.json = translate.WantsJSON(hdr.accept)
+	x.accept = acceptedEncodings(hdr.acceptEncoding)
+	x.ifNoneMatch = hdr.ifNoneMatch
 	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
 	rt, err := g.routes.parse(ctx.RequestURI())
 	if err != nil {
@@ -167,9 +171,11 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
-	x.addHeader("Vary", "Accept")
 	if rt.Cacheable() && ctx.IsGet() {
+		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a stage says otherwise
+	} else {
+		x.addHeader("Vary", "Accept")
 	}
 	x.cred, x.verified = g.creds.checkOn(ctx.Conn(), hdr.authorization, rt.APIKey, x.now)
 	if !x.verified && !g.authenticate(x, hdr.authorization) {
@@ -264,7 +270,7 @@ func methodName(m []byte) string {
 // (each fasthttp Peek normalises its key and scans the list again). The slices point into the request's
 // buffer: they are read before anything changes the request for forwarding.
 type requestHeaders struct {
-	requestID, accept, authorization, cacheControl, pragma, origin []byte
+	requestID, accept, authorization, cacheControl, pragma, origin, acceptEncoding, ifNoneMatch []byte
 }
 
 // scanHeaders finds the headers of requestHeaders, the first of each name. Header names are in canonical
@@ -285,6 +291,10 @@ func scanHeaders(h *fasthttp.RequestHeader) (r requestHeaders) {
 			dst = &r.pragma
 		case "Origin":
 			dst = &r.origin
+		case "Accept-Encoding":
+			dst = &r.acceptEncoding
+		case "If-None-Match":
+			dst = &r.ifNoneMatch
 		default:
 			continue
 		}

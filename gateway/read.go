@@ -26,7 +26,6 @@ type fetched struct {
 // fails, the caller gets the entry still within stale_if_error (STALE). A JSON read has entries of
 // its own; its XML form, cached or fetched, is translated once.
 func (g *Gateway) read(x *exchange) {
-	ctx := x.ctx
 	// A JSON hit needs only the JSON key: the XML key is built when it is needed. Both live in the exchange's
 	// buffers: a hit allocates no key; a key that is stored or shared by a flight is copied first.
 	key, jsonKey := "", ""
@@ -43,7 +42,7 @@ func (g *Gateway) read(x *exchange) {
 	if !bypass {
 		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
 			x.cacheRes = cacheHit
-			writeEntry(ctx, l.Entry)
+			g.writeRead(x, l.Entry)
 			g.cacheHeaders(x, l.Age)
 			return
 		}
@@ -70,7 +69,7 @@ func (g *Gateway) read(x *exchange) {
 			g.cache.CountStale()
 			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.logID(), "age", l.Age.String())
 			x.cacheRes = cacheStale
-			writeEntry(ctx, l.Entry)
+			g.writeRead(x, l.Entry)
 			g.cacheHeaders(x, l.Age)
 			return
 		}
@@ -92,11 +91,12 @@ func (g *Gateway) read(x *exchange) {
 			return
 		}
 		if f.stored {
+			prepareEntry(je)
 			_ = g.cache.Set(strings.Clone(jsonKey), je)
 		}
 		e = je
 	}
-	writeEntry(ctx, e)
+	g.writeRead(x, e)
 	g.cacheHeaders(x, 0)
 }
 
@@ -117,6 +117,7 @@ func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cac
 	if err != nil {
 		return cache.Lookup{}, false
 	}
+	prepareEntry(je)
 	_ = g.cache.Set(strings.Clone(jsonKey), je)
 	l.Entry = je
 	return l, true
@@ -149,6 +150,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	}
 	e, storable, personal := entryOf(resp)
 	if storable {
+		prepareEntry(e)
 		_ = g.cache.Set(key, e) // a dropped Set is a later miss, never an error
 	}
 	return &fetched{entry: e, stored: storable, personal: personal, took: took}
