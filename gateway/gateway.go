@@ -106,6 +106,7 @@ func New(opt Options) (*Gateway, error) {
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
 		TCPKeepalive:                 true,
+		StreamRequestBody:            true,
 	}
 	return g, nil
 }
