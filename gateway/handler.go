@@ -87,6 +87,9 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 
 	x.json = translate.WantsJSON(hdr.accept)
 	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
+	if !g.strict(&x) {
+		return
+	}
 	rt, err := route.Parse(ctx.RequestURI())
 	if err != nil {
 		g.writeErr(&x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
