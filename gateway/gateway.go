@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -115,9 +116,10 @@ func New(opt Options) (*Gateway, error) {
 // should set MaxRequestBodySize to Options.MaxBodyBytes so that oversized bodies get 413 unread.
 func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
+// (strictconn.go), which a server of the caller's own running Handler does not.
 func (g *Gateway) Serve(ln net.Listener) error {
-	if err := g.srv.Serve(ln); err != nil {
+	if err := g.srv.Serve(strictListener{ln}); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil
@@ -159,17 +161,29 @@ func (g *Gateway) Stats() Stats {
 }
 
 // serverError answers what fasthttp refuses before the handler runs: 413 for a body over the limit (the
-// core never sees it), 408 for a slow request, 400 for anything malformed.
+// core never sees it), 408 for a slow request, 431 for a header block over the read buffer, 505 for an
+// HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when the line guard
+// (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
+// cannot tell where the next one starts.
 func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var status int
 	var msg string
 	var te interface{ Timeout() bool }
+	var le lineError
+	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = fasthttp.StatusRequestEntityTooLarge,
 			fmt.Sprintf("The request body exceeds the limit of %d bytes.", g.opt.MaxBodyBytes)
+	case errors.As(err, &le):
+		status, msg = fasthttp.StatusBadRequest, string(le)
 	case errors.As(err, &te) && te.Timeout():
 		status, msg = fasthttp.StatusRequestTimeout, "The request was not received in time."
+	case errors.As(err, &small):
+		status, msg = fasthttp.StatusRequestHeaderFieldsTooLarge, "The request header is too large."
+	case strings.Contains(err.Error(), "unsupported http version"):
+		// fasthttp has no error value for it, only this text (with or without SecureErrorLogMessage).
+		status, msg = fasthttp.StatusHTTPVersionNotSupported, "The HTTP version is not supported; use HTTP/1.1."
 	default:
 		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
 	}

@@ -7,7 +7,9 @@ import (
 )
 
 // This file holds the HTTP/1.1 rules (RFC 9110, RFC 9112) that the gateway enforces on top of fasthttp's
-// parser, read from the parsed request.
+// parser, read from the parsed request. The rules about the bytes of the request head, which parsing hides
+// (line endings, obsolete line folding), are checked where the bytes are read: strictconn.go.
+// docs/security.md lists both.
 
 // strict answers a request that breaks one of the rules and returns false; the connection is then closed,
 // since the gateway cannot tell where such a request, or its body, ends for the caller. It runs before

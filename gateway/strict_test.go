@@ -115,22 +115,36 @@ func TestHTTP11Strictness(t *testing.T) {
 		{"transfer-encoding then content-length", post + "Transfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n" + chunked(rawCreate) + smuggled,
 			[]int{400}, true, 0, "both Content-Length and Transfer-Encoding"},
 		{"content-length and transfer-encoding identity", post + "Content-Length: 5\r\nTransfer-Encoding: identity\r\n\r\nhello",
-			[]int{400}, true, 0, "both Content-Length and Transfer-Encoding"},
+			[]int{400}, true, 0, "Transfer-Encoding"},
+		{"transfer-encoding identity", get1 + "Transfer-Encoding: identity\r\n\r\n", []int{400}, true, 0, "not chunked"},
 
-		// Field names are tokens (RFC 9110 §5.1).
+		// Field names are tokens; lines end in CRLF, and are not folded (RFC 9112 §2.2, §5.1, §5.2).
 		{"space before the colon", get1 + "Content-Length : 5\r\n\r\nhello", []int{400}, true, 0, "malformed"},
 		{"space inside a field name", get1 + "Foo Bar: x\r\n\r\n", []int{400}, true, 0, "contains a space"},
+		{"obsolete line folding", get1 + "Foo: a\r\n b\r\n\r\n", []int{400}, true, 0, "folded"},
+		{"bare LF inside a field value", get1 + "Foo: a\nBar: b\r\n\r\n", []int{400}, true, 0, "bare LF"},
+		{"bare LF ending every line", "GET /api2/demo/re/1 HTTP/1.1\nHost: gw\nAuthorization: Basic ZGVtbzpkZW1v\n\n",
+			[]int{400}, true, 0, "bare LF"},
+		{"bare LF ending the request line", "GET /api2/demo/re/1 HTTP/1.1\nHost: gw\r\n" + rawAuth + "\r\n", []int{400}, true, 0, "bare LF"},
+		{"bare LF ending the header block", get1 + "\n", []int{400}, true, 0, "bare LF"},
+		{"bare CR inside a field value", get1 + "Foo: a\rb\r\n\r\n", []int{400}, true, 0, "CR"},
+		{"bare LF after a kept-alive request", get1 + "\r\n" + "GET /api2/demo/re/1 HTTP/1.1\nHost: gw\n\n",
+			[]int{200, 400}, true, 0, "bare LF"},
 
 		// Versions other than HTTP/1.0 and HTTP/1.1 (RFC 9110 §2.5, §15.6.6).
 		{"HTTP/2.0", "GET /api2/demo/re/1 HTTP/2.0\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
 		{"HTTP/1.2", "GET /api2/demo/re/1 HTTP/1.2\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
 		{"HTTP/0.9", "GET /api2/demo/re/1 HTTP/0.9\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
+		{"HTTP/2, refused by the parser", "GET /api2/demo/re/1 HTTP/2\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
 
 		// Methods are case-sensitive; unknown ones are not implemented (RFC 9110 §9.1, §15.6.2).
 		{"lowercase get", "get /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "case-sensitive"},
 		{"mixed-case Get", "Get /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "case-sensitive"},
 		{"PATCH", "PATCH /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length: 0\r\n\r\n", []int{501}, true, 0, "not implemented"},
 		{"TRACE", "TRACE /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "not implemented"},
+
+		// A header block over the read buffer.
+		{"header too large", get1 + "X-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", []int{431}, true, 0, "too large"},
 
 		// Well-formed requests are served, bodies holding bare LFs and request lines included.
 		{"HTTP/1.1", get1 + "\r\n", []int{200}, false, 0, ""},
