@@ -108,6 +108,8 @@ func New(opt Options) (*Gateway, error) {
 		CloseOnShutdown:              true,
 		TCPKeepalive:                 true,
 		StreamRequestBody:            true,
+		Logger:                       serverLog{opt.Logger},
+		SecureErrorLogMessage:        true,
 	}
 	return g, nil
 }
@@ -190,6 +192,17 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	countRequest("unknown", status, "")
 	writeError(ctx, status, msg)
 	ctx.SetConnectionClose()
+}
+
+// serverLog passes fasthttp's own log lines (mostly a connection it stopped serving on a request it could
+// not parse) to the gateway's logger. With SecureErrorLogMessage set they do not quote the request, which
+// could hold an Authorization header.
+type serverLog struct{ log *slog.Logger }
+
+func (l serverLog) Printf(format string, args ...any) {
+	if l.log.Enabled(context.Background(), slog.LevelWarn) {
+		l.log.Warn("http server: " + fmt.Sprintf(format, args...))
+	}
 }
 
 // Ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING): the

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,4 +233,46 @@ func FuzzFramingHeaders(f *testing.F) {
 			t.Fatalf("%q is not refused", raw)
 		}
 	})
+}
+
+// lockedBuffer is a log destination the server's goroutines write while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestParseErrorLog sends requests fasthttp cannot parse, with credentials: the server's log line about each
+// goes to the gateway's logger and quotes nothing of the request.
+func TestParseErrorLog(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	var logs lockedBuffer
+	opt := cachedOptions(c)
+	opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	gw := startGateway(t, opt)
+	for _, raw := range []string{
+		"GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length : 5\r\n\r\nhello",
+		"GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Foo: a\nb: c\n\n",
+	} {
+		if answers, _ := sendRaw(t, gw, raw, 1); answers[0].Status != http.StatusBadRequest {
+			t.Fatalf("status=%d, want 400", answers[0].Status)
+		}
+	}
+	if !waitUntil(5*time.Second, func() bool { return strings.Count(logs.String(), "error when serving connection") == 2 }) {
+		t.Fatalf("no log line for each request; log:\n%s", logs.String())
+	}
+	if l := logs.String(); strings.Contains(l, "ZGVtbzpkZW1v") || strings.Contains(l, "api2") {
+		t.Errorf("the log quotes the request:\n%s", l)
+	}
 }
