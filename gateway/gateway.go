@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -118,6 +119,9 @@ func New(opt Options) (*Gateway, error) {
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
 		TCPKeepalive:                 true,
+		StreamRequestBody:            true,
+		Logger:                       serverLog{opt.Logger},
+		SecureErrorLogMessage:        true,
 	}
 	return g, nil
 }
@@ -126,9 +130,11 @@ func New(opt Options) (*Gateway, error) {
 // StreamRequestBody (the handler reads bodies only after authentication) and a small MaxRequestBodySize.
 func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
+// (strictconn.go), which a server of the caller's own running Handler does not.
 func (g *Gateway) Serve(ln net.Listener) error {
-	if err := g.srv.Serve(limitConns(ln, g.opt.MaxConnsPerIP, g.proxies)); err != nil {
+	// The connection limit's conn is outermost: the handler finds its credential memo there.
+	if err := g.srv.Serve(limitConns(strictListener{ln}, g.opt.MaxConnsPerIP, g.proxies)); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil
@@ -170,16 +176,28 @@ func (g *Gateway) Stats() Stats {
 }
 
 // serverError answers what fasthttp refuses before the handler runs: 413 for a body over the limit (the
-// core never sees it), 408 for a slow request, 400 for anything malformed.
+// core never sees it), 408 for a slow request, 431 for a header block over the read buffer, 505 for an
+// HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when the line guard
+// (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
+// cannot tell where the next one starts.
 func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var status int
 	var msg string
 	var te interface{ Timeout() bool }
+	var le lineError
+	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes)
+	case errors.As(err, &le):
+		status, msg = fasthttp.StatusBadRequest, string(le)
 	case errors.As(err, &te) && te.Timeout():
 		status, msg = fasthttp.StatusRequestTimeout, "The request was not received in time."
+	case errors.As(err, &small):
+		status, msg = fasthttp.StatusRequestHeaderFieldsTooLarge, "The request header is too large."
+	case strings.Contains(err.Error(), "unsupported http version"):
+		// fasthttp has no error value for it, only this text (with or without SecureErrorLogMessage).
+		status, msg = fasthttp.StatusHTTPVersionNotSupported, "The HTTP version is not supported; use HTTP/1.1."
 	default:
 		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
 	}
@@ -190,6 +208,17 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 
 func bodyTooLargeMessage(limit int) string {
 	return fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)
+}
+
+// serverLog passes fasthttp's own log lines (mostly a connection it stopped serving on a request it could
+// not parse) to the gateway's logger. With SecureErrorLogMessage set they do not quote the request, which
+// could hold an Authorization header.
+type serverLog struct{ log *slog.Logger }
+
+func (l serverLog) Printf(format string, args ...any) {
+	if l.log.Enabled(context.Background(), slog.LevelWarn) {
+		l.log.Warn("http server: " + fmt.Sprintf(format, args...))
+	}
 }
 
 // Ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING): the

@@ -126,6 +126,9 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x.accept = acceptedEncodings(hdr.acceptEncoding)
 	x.ifNoneMatch = hdr.ifNoneMatch
 	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
+	if !g.strict(x) {
+		return
+	}
 	rt, err := g.routes.parse(ctx.RequestURI())
 	if err != nil {
 		g.writeErr(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
