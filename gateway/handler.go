@@ -31,6 +31,7 @@ const (
 type exchange struct {
 	state
 	idBuf      [128]byte // reqID
+	ipBuf      [48]byte  // ip
 	keyBuf     [256]byte // the cache key of the XML form
 	jsonKeyBuf [256]byte // the cache key of the JSON form
 }
@@ -73,7 +74,10 @@ func (x *exchange) clientIP() string {
 			x.ip = forwardedClient(x.ctx.Request.Header.PeekAll("X-Forwarded-For"), x.proxies)
 		}
 		if x.ip == "" {
-			x.ip = x.ctx.RemoteIP().String()
+			// Formatted into the exchange: the limiter and the failure counts copy what they keep.
+			a, _ := netip.AddrFromSlice(x.ctx.RemoteIP())
+			b := a.Unmap().AppendTo(x.ipBuf[:0])
+			x.ip = unsafe.String(unsafe.SliceData(b), len(b))
 		}
 	}
 	return x.ip
@@ -99,7 +103,7 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 // handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.now()}
+	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
 	x.extra = x.extraBuf[:0]
 	defer func() {
 		if p := recover(); p != nil {
@@ -236,7 +240,7 @@ func (g *Gateway) finish(x *exchange) {
 		g.creds.forget(x.cred)
 	}
 	status := ctx.Response.StatusCode()
-	end := g.now()
+	end := g.end(x.now)
 	elapsed := max(end.Sub(x.now), 0)
 	countRequest(x.rt.Class, status, x.cacheRes)
 	histogram("request", x.rt.Class).Update(elapsed.Seconds())

@@ -97,7 +97,8 @@ type Options struct {
 	// slog's time (see package accesslog). The caller sets it only when Logger's level lets Info through.
 	AccessLog *accesslog.Logger
 	// Now is the clock of the cache and the credential store. Nil: time.Now.
-	Now func() time.Time
+	Now       func() time.Time
+	wallClock bool // Now was nil: the server's own reading of the clock at each request stands in for it
 }
 
 // CacheOptions configure the response cache (config keys cache.*).
@@ -179,5 +180,6 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+		o.wallClock = true
 	}
 }
