@@ -32,6 +32,7 @@ type exchange struct {
 	state
 	idBuf      [128]byte // reqID
 	ipBuf      [48]byte  // ip
+	rlBuf      [64]byte  // the RateLimit value
 	keyBuf     [256]byte // the cache key of the XML form
 	jsonKeyBuf [256]byte // the cache key of the JSON form
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"strconv"
+	"unsafe"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -34,8 +35,8 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 		if d.Policy != "" {
 			x.addHeader("RateLimit-Policy", d.Policy)
 		}
-		if d.RateLimit != "" {
-			x.addHeader("RateLimit", d.RateLimit)
+		if b := d.AppendRateLimit(x.rlBuf[:0]); len(b) > 0 {
+			x.addHeader("RateLimit", unsafe.String(unsafe.SliceData(b), len(b)))
 		}
 	}
 	if d.Allowed {

@@ -23,7 +23,7 @@ func ExampleLimiter_Admit() {
 			fmt.Println(l.RejectStatus(), "Retry-After:", ratelimit.RetryAfterSeconds(d.RetryAfter))
 			continue
 		}
-		fmt.Println("forward; RateLimit-Policy:", d.Policy, "RateLimit:", d.RateLimit)
+		fmt.Println("forward; RateLimit-Policy:", d.Policy, "RateLimit:", d.RateLimit())
 	}
 	// Output:
 	// forward; RateLimit-Policy: "account";q=25;w=10 RateLimit: "account";r=1;t=1

@@ -25,8 +25,8 @@ func (d Decision) Headers(set func(name, value string)) {
 		return
 	}
 	set("RateLimit-Policy", d.Policy)
-	if d.RateLimit != "" {
-		set("RateLimit", d.RateLimit)
+	if v := d.RateLimit(); v != "" {
+		set("RateLimit", v)
 	}
 	if !d.Allowed {
 		set("Retry-After", strconv.Itoa(RetryAfterSeconds(d.RetryAfter)))
@@ -48,20 +48,42 @@ func (l *Limiter) policyHeader(rules []*rule) string {
 	return strings.Join(items, ", ")
 }
 
-// rateLimitHeader is the RateLimit value for the matched rules and their states (reset in nanoseconds).
-func rateLimitHeader(rules []*rule, states []policyState) string {
-	b := make([]byte, 0, 32*len(rules))
-	for i, r := range rules {
+// RateLimit is the RateLimit value: one item per matching policy; "" when no counts are known.
+func (d *Decision) RateLimit() string { return string(d.AppendRateLimit(nil)) }
+
+// AppendRateLimit appends the RateLimit value to b (nothing when no counts are known).
+func (d *Decision) AppendRateLimit(b []byte) []byte {
+	c := &d.counts
+	for i := range c.n {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = strconv.AppendQuote(b, r.name)
-		b = append(b, ";r="...)
-		b = strconv.AppendInt(b, states[i].remaining, 10)
+		r, st := c.at(i)
+		b = append(b, r.quoted...)
+		b = strconv.AppendInt(b, st.remaining, 10)
 		b = append(b, ";t="...)
-		b = strconv.AppendInt(b, ceilSeconds(time.Duration(states[i].reset)), 10)
+		b = strconv.AppendInt(b, ceilSeconds(time.Duration(st.reset)), 10)
 	}
-	return string(b)
+	return b
+}
+
+func (c *counts) set(rules []*rule, states []policyState) {
+	c.n = len(rules)
+	for i := range rules {
+		if i < len(c.rules) {
+			c.rules[i], c.states[i] = rules[i], states[i]
+		} else {
+			c.more = append(c.more, ruleState{rules[i], states[i]})
+		}
+	}
+}
+
+func (c *counts) at(i int) (*rule, policyState) {
+	if i < len(c.rules) {
+		return c.rules[i], c.states[i]
+	}
+	rs := c.more[i-len(c.rules)]
+	return rs.rule, rs.state
 }
 
 // RetryAfterSeconds is the Retry-After value for d: whole seconds, rounded up, at least 1.

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"encoding/xml"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,15 +80,20 @@ func FuzzThrottleXML(f *testing.F) {
 }
 
 func TestDecisionHeaders(t *testing.T) {
+	a := &rule{quoted: `"a";r=`}
+	withCounts := func(d Decision, remaining int64, reset time.Duration) Decision {
+		d.counts.set([]*rule{a}, []policyState{{remaining: remaining, reset: int64(reset)}})
+		return d
+	}
 	tests := []struct {
 		name string
 		d    Decision
 		want string
 	}{
 		{"no policy", Decision{Allowed: true}, ""},
-		{"admitted", Decision{Allowed: true, Limited: true, Policy: `"a";q=1;w=1`, RateLimit: `"a";r=0;t=1`},
+		{"admitted", withCounts(Decision{Allowed: true, Limited: true, Policy: `"a";q=1;w=1`}, 0, time.Second),
 			`RateLimit-Policy: "a";q=1;w=1|RateLimit: "a";r=0;t=1|`},
-		{"rejected", Decision{Limited: true, Policy: `"a";q=1;w=1`, RateLimit: `"a";r=0;t=3`, RetryAfter: 2500 * time.Millisecond},
+		{"rejected", withCounts(Decision{Limited: true, Policy: `"a";q=1;w=1`, RetryAfter: 2500 * time.Millisecond}, 0, 2500*time.Millisecond),
 			`RateLimit-Policy: "a";q=1;w=1|RateLimit: "a";r=0;t=3|Retry-After: 3|`},
 		{"fallback allow: no counts", Decision{Allowed: true, Limited: true, Policy: `"a";q=1;w=1`},
 			`RateLimit-Policy: "a";q=1;w=1|`},
@@ -98,5 +104,15 @@ func TestDecisionHeaders(t *testing.T) {
 		if got.String() != tt.want {
 			t.Errorf("%s: headers %q, want %q", tt.name, got.String(), tt.want)
 		}
+	}
+	// More policies than a Decision holds inline.
+	var d Decision
+	rules, states := make([]*rule, 10), make([]policyState, 10)
+	for i := range rules {
+		rules[i], states[i] = &rule{quoted: `"p` + strconv.Itoa(i) + `";r=`}, policyState{remaining: int64(i)}
+	}
+	d.counts.set(rules, states)
+	if got := d.RateLimit(); strings.Count(got, ";r=") != 10 || !strings.HasSuffix(got, `"p9";r=9;t=0`) {
+		t.Errorf("ten policies: %s", got)
 	}
 }

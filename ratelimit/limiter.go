@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,11 +71,25 @@ type Decision struct {
 	Limited    bool          // some policy matched: send the RateLimit headers
 	RetryAfter time.Duration // when rejected: time until a request would be admitted (see RetryAfterSeconds)
 	Policy     string        // RateLimit-Policy value: one item per matching policy
-	RateLimit  string        // RateLimit value: one item per matching policy; "" when no counts are known
 	Delay      time.Duration // how long Admit held the request for its shaped slot
 	Fallback   bool          // decided without Redis (OnRedisError)
 
-	slot int64 // the forward time on the backend's clock (Redis: µs since epoch; local: ns): for tests
+	counts counts // the RateLimit value's numbers (see AppendRateLimit)
+	slot   int64  // the forward time on the backend's clock (Redis: µs since epoch; local: ns): for tests
+}
+
+// counts are the matched rules and their states, kept in the Decision so that the RateLimit value is written
+// only where it is wanted, without an allocation of its own (more rules than fit here spill to a slice).
+type counts struct {
+	n      int // 0: no counts known
+	rules  [8]*rule
+	states [8]policyState
+	more   []ruleState
+}
+
+type ruleState struct {
+	rule  *rule
+	state policyState
 }
 
 // verdict is a backend's answer.
@@ -248,7 +263,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	d := Decision{Allowed: v.ok, Limited: true, RetryAfter: v.retry, Fallback: fallback, slot: v.slot}
 	d.Policy = l.policyHeader(rules)
 	if known {
-		d.RateLimit = rateLimitHeader(rules, states)
+		d.counts.set(rules, states)
 	}
 	switch {
 	case !v.ok:
@@ -348,7 +363,9 @@ func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys
 			maxCredits = boxedCredits[c]
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-		v, err := l.redis.decide(cctx, keys, rules, commit, shape, maxCredits, states)
+		// A copy for the Redis client (which may keep it past this call: the autopipeliner), so that the
+		// caller's keys, and the in-process path, stay on the stack.
+		v, err := l.redis.decide(cctx, slices.Clone(keys), rules, commit, shape, maxCredits, states)
 		cancel()
 		if err == nil {
 			redisSeconds.UpdateDuration(start)

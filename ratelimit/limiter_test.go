@@ -33,7 +33,7 @@ func TestAdmitBoundary(t *testing.T) {
 				if i == 4 {
 					tt = 720
 				}
-				if got, want := d.RateLimit, `"account";r=`+strconv.Itoa(4-i)+`;t=`+strconv.Itoa(tt); got != want {
+				if got, want := d.RateLimit(), `"account";r=`+strconv.Itoa(4-i)+`;t=`+strconv.Itoa(tt); got != want {
 					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
 				}
 			}
@@ -47,7 +47,7 @@ func TestAdmitBoundary(t *testing.T) {
 			if got, want := d.Policy, `"account";q=5;w=3600`; got != want {
 				t.Errorf("RateLimit-Policy %q, want %q", got, want)
 			}
-			if got, want := d.RateLimit, `"account";r=0;t=720`; got != want {
+			if got, want := d.RateLimit(), `"account";r=0;t=720`; got != want {
 				t.Errorf("RateLimit %q, want %q", got, want)
 			}
 			if d.Fallback {
@@ -143,7 +143,7 @@ func TestEveryPolicyMustAdmit(t *testing.T) {
 				if got, want := d.Allowed, s.allowed; got != want {
 					t.Errorf("step %d: allowed %v, want %v", i+1, got, want)
 				}
-				if got, want := d.RateLimit, s.rateLimit; got != want {
+				if got, want := d.RateLimit(), s.rateLimit; got != want {
 					t.Errorf("step %d: RateLimit %q, want %q", i+1, got, want)
 				}
 				if got, want := d.Policy, `"account";q=2;w=3600, "ip";q=3;w=3600`; got != want {
@@ -199,8 +199,8 @@ func TestStatusDoesNotConsume(t *testing.T) {
 					t.Fatalf("Status = %s before any request, want 0", got)
 				}
 			}
-			if d := l.Admit(ctx, r); d.RateLimit != `"account";r=1;t=1800` {
-				t.Errorf("first request after Status: RateLimit %q, want r=1", d.RateLimit)
+			if d := l.Admit(ctx, r); d.RateLimit() != `"account";r=1;t=1800` {
+				t.Errorf("first request after Status: RateLimit %q, want r=1", d.RateLimit())
 			}
 			l.Admit(ctx, r)
 			for range 5 {
@@ -354,8 +354,8 @@ func TestManyPolicies(t *testing.T) {
 			if got != 2 {
 				t.Errorf("admitted %d, want 2 (the smallest policy)", got)
 			}
-			if n := strings.Count(last.RateLimit, ";r="); n != 12 {
-				t.Errorf("RateLimit lists %d policies, want 12: %s", n, last.RateLimit)
+			if n := strings.Count(last.RateLimit(), ";r="); n != 12 {
+				t.Errorf("RateLimit lists %d policies, want 12: %s", n, last.RateLimit())
 			}
 			if l.Status(context.Background(), Request{APIKey: "k", User: "u", IP: "ip"}) <= 0 {
 				t.Error("Status reports available after the smallest policy is spent")

@@ -57,6 +57,7 @@ type rule struct {
 	redis    [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
 	credits  int    // the most credits one grant may give (credits.go)
 	header   string // this policy's RateLimit-Policy item
+	quoted   string // the start of its RateLimit item: the quoted name and ";r="
 }
 
 func newRule(p Policy, replicas int) (*rule, error) {
@@ -88,6 +89,7 @@ func newRule(p Policy, replicas int) (*rule, error) {
 	us := interval.Round(time.Microsecond).Microseconds()
 	r.redis = [3]any{us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
 	r.header = policyItem(p.Name, p.Limit, p.Period)
+	r.quoted = strconv.Quote(p.Name) + ";r="
 	r.credits = ruleCredits(interval)
 	return r, nil
 }

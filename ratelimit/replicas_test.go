@@ -317,8 +317,8 @@ func TestRejectCache(t *testing.T) {
 			if got, want := d.Allowed, noCache; got != want {
 				t.Errorf("after FLUSHALL: allowed %v, want %v", got, want)
 			}
-			if !d.Allowed && (d.RateLimit != `"slow";r=0;t=3600` || RetryAfterSeconds(d.RetryAfter) != 3600) {
-				t.Errorf("cached rejection: RateLimit %q, Retry-After %d", d.RateLimit, RetryAfterSeconds(d.RetryAfter))
+			if !d.Allowed && (d.RateLimit() != `"slow";r=0;t=3600` || RetryAfterSeconds(d.RetryAfter) != 3600) {
+				t.Errorf("cached rejection: RateLimit %q, Retry-After %d", d.RateLimit(), RetryAfterSeconds(d.RetryAfter))
 			}
 			if got := RetryAfterSeconds(l.Status(ctx, slow)); got != 3600 && !noCache {
 				t.Errorf("Status from the cache = %ds, want 3600", got)
