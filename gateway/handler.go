@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"log/slog"
 	"net/netip"
 	"runtime/debug"
@@ -248,7 +249,7 @@ func (g *Gateway) finish(x *exchange) {
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
-	if g.opt.AccessLog == nil && !g.log.Enabled(nil, slog.LevelInfo) { //nolint:staticcheck // slog accepts a nil context
+	if g.opt.AccessLog == nil && !g.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	e := accesslog.Entry{
@@ -261,7 +262,7 @@ func (g *Gateway) finish(x *exchange) {
 		return
 	}
 	e.RequestID = x.logID()
-	g.log.LogAttrs(nil, slog.LevelInfo, "request", e.Attrs()...) //nolint:staticcheck
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, "request", e.Attrs()...)
 }
 
 // methodName is the method as a string, without allocating for the methods of the interface.

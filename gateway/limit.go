@@ -3,8 +3,8 @@ package gateway
 import (
 	"context"
 	"strconv"
-	"unsafe"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 

@@ -12,8 +12,8 @@ import (
 )
 
 // guardScan feeds stream to a new lineGuard in pieces of at most size bytes (all at once when size is 0).
-// It returns the offset in stream before which the bytes were delivered, the violation, and the guard.
-func guardScan(stream []byte, size int) (int, error, *lineGuard) {
+// It returns the offset in stream before which the bytes were delivered, the guard, and the violation.
+func guardScan(stream []byte, size int) (int, *lineGuard, error) {
 	var g lineGuard
 	if size <= 0 {
 		size = len(stream)
@@ -21,10 +21,10 @@ func guardScan(stream []byte, size int) (int, error, *lineGuard) {
 	for base := 0; base < len(stream); base += size {
 		piece := stream[base:min(base+size, len(stream))]
 		if ok, err := g.scan(piece); err != nil {
-			return base + ok, err, &g
+			return base + ok, &g, err
 		}
 	}
-	return len(stream), nil, &g
+	return len(stream), &g, nil
 }
 
 // TestLineGuard checks the guard on request streams read whole, byte by byte and cut in two at every
@@ -90,9 +90,9 @@ func TestLineGuard(t *testing.T) {
 					t.Fatalf("%s: the stream ends inside a message: %+v", how, *g)
 				}
 			}
-			off, err, g := guardScan(stream, 0)
+			off, g, err := guardScan(stream, 0)
 			check("whole", off, err, g)
-			off, err, g = guardScan(stream, 1)
+			off, g, err = guardScan(stream, 1)
 			check("byte by byte", off, err, g)
 			for cut := 1; cut < len(stream); cut++ {
 				var g lineGuard
@@ -114,8 +114,8 @@ func FuzzLineGuard(f *testing.F) {
 	f.Add([]byte("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x\r\nabc\r\n0\r\n\r\nGET /b HTTP/1.1\n\n"), uint8(7))
 	f.Add([]byte("POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\na\nbGET /b HTTP/1.1\r\n x\r\n\r\n"), uint8(1))
 	f.Fuzz(func(t *testing.T, stream []byte, size uint8) {
-		off, err, _ := guardScan(stream, 0)
-		poff, perr, _ := guardScan(stream, int(size))
+		off, _, err := guardScan(stream, 0)
+		poff, _, perr := guardScan(stream, int(size))
 		if !errors.Is(perr, err) {
 			t.Fatalf("in pieces of %d: err=%v, whole: %v", size, perr, err)
 		}
@@ -162,7 +162,7 @@ func FuzzLineGuardFraming(f *testing.F) {
 			t.Fatalf("fasthttp: second request: %v, %q, %d bytes left", err, req.RequestURI(), br.Buffered())
 		}
 
-		off, err, g := guardScan(stream, int(size))
+		off, g, err := guardScan(stream, int(size))
 		if err != nil || off != len(stream) {
 			t.Fatalf("guard: %v at %d", err, off)
 		}

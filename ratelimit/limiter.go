@@ -249,7 +249,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 		shape = l.acquire(rules, keys)
 	}
 	var sbuf [8]policyState
-	states := sbuf[:0]
+	var states []policyState
 	if len(rules) <= len(sbuf) {
 		states = sbuf[:len(rules)]
 	} else {
@@ -330,7 +330,6 @@ func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys
 			var sbuf [8]policyState
 			st := states
 			if st == nil {
-				st = sbuf[:0]
 				if len(keys) <= len(sbuf) {
 					st = sbuf[:len(keys)]
 				} else {

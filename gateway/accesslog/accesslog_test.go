@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -33,7 +34,7 @@ func slogLine(t testing.TB, format string, at time.Time, e *Entry) string {
 		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
 		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
 	)
-	if err := h.Handle(nil, r); err != nil { //nolint:staticcheck // the handlers ignore the context
+	if err := h.Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -49,7 +50,7 @@ func attrsLine(t testing.TB, format string, at time.Time, e *Entry) string {
 	}
 	r := slog.NewRecord(at, slog.LevelInfo, "request", 0)
 	r.AddAttrs(e.Attrs()...)
-	if err := h.WithAttrs([]slog.Attr{slog.String("part", "gateway")}).Handle(nil, r); err != nil { //nolint:staticcheck
+	if err := h.WithAttrs([]slog.Attr{slog.String("part", "gateway")}).Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -160,7 +161,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		l := slog.New(slog.NewJSONHandler(io.Discard, nil)).With("part", "gateway")
 		b.ReportAllocs()
 		for range b.N {
-			l.LogAttrs(nil, slog.LevelInfo, "request", //nolint:staticcheck
+			l.LogAttrs(context.Background(), slog.LevelInfo, "request",
 				slog.String("request_id", e.RequestID), slog.String("method", e.Method),
 				slog.String("path", e.Path), slog.String("route", e.Route), slog.String("account", e.Account),
 				slog.String("user", e.User), slog.String("ip", e.IP), slog.Int("status", e.Status),
