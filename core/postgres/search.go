@@ -66,6 +66,9 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if err := core.CheckSearch(kind, conds, types); err != nil {
+		return nil, err
+	}
 
 	args := []any{titleKey, accountID, kind}
 	arg := func(v any) string {
@@ -77,22 +80,12 @@ func (s *Store) search(ctx context.Context, accountID int64, kind string, conds 
 	for _, c := range conds {
 		switch c.Attr {
 		case "created_time", "last_updated_time", "deleted_time":
-			if c.Op != '<' && c.Op != '>' {
-				return nil, core.Invalid(c.String(), "time conditions take < or >")
-			}
 			fmt.Fprintf(&where, " AND r.%s %c %s", c.Attr, c.Op, arg(c.Int))
 			deleted = deleted || c.Attr == "deleted_time"
 		case "created_by", "last_updated_by":
-			if c.Op != '=' {
-				return nil, core.Invalid(c.String(), c.Attr+" takes =")
-			}
 			where.WriteString(" AND r." + c.Attr + " = " + arg(c.Int))
 		default:
-			// Matched by FieldID, which CheckConditions set: field_0103 names field 103 too.
-			t, ok := types[c.FieldID]
-			if !ok || !core.Searchable(t) || c.Op != '=' {
-				return nil, core.Invalid(c.String(), "not a searchable field of "+kind)
-			}
+			t := types[c.FieldID]
 			fmt.Fprintf(&where, ` AND r.id IN (SELECT t.record_id FROM terms t WHERE t.account_id = $2
 				AND t.kind = $3 AND t.field_id = %s AND t.term = %s)`, arg(c.FieldID), arg(core.SearchTerm(t, c)))
 		}
