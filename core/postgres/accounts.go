@@ -3,17 +3,14 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Account returns the account of apiKey, or core.ErrNotFound.
 func (s *Store) Account(ctx context.Context, apiKey string) (core.Account, error) {
-	defer storemetrics.Account.UpdateDuration(time.Now())
 	a := core.Account{APIKey: apiKey}
 	err := s.pool.QueryRow(ctx, "SELECT id, name FROM accounts WHERE api_key = $1", apiKey).Scan(&a.ID, &a.Name)
 	if err != nil {
@@ -32,7 +29,6 @@ func scanUser(sc pgx.Row) (core.User, error) {
 
 // UserByName returns the user of the account with that username, or core.ErrNotFound.
 func (s *Store) UserByName(ctx context.Context, accountID int64, username string) (core.User, error) {
-	defer storemetrics.UserByName.UpdateDuration(time.Now())
 	u, err := scanUser(s.pool.QueryRow(ctx,
 		"SELECT "+userCols+" FROM users WHERE account_id = $1 AND username = $2", accountID, username))
 	if err != nil {
@@ -43,7 +39,6 @@ func (s *Store) UserByName(ctx context.Context, accountID int64, username string
 
 // Users returns every user of the account, ordered by id.
 func (s *Store) Users(ctx context.Context, accountID int64) ([]core.User, error) {
-	defer storemetrics.Users.UpdateDuration(time.Now())
 	us, err := loadUsers(ctx, s.pool, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Apply provisions the accounts of p in one transaction: all or nothing, and idempotent.
@@ -29,7 +28,6 @@ import (
 //
 // A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
 func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
-	defer storemetrics.Apply.UpdateDuration(time.Now())
 	if p == nil {
 		return nil
 	}

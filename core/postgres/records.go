@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 const recordCols = `kind, id, version, created_time, created_by, last_updated_time, last_updated_by, deleted_time,
@@ -64,7 +63,6 @@ func cleanValues(v map[int64]string) map[int64]string {
 
 // Record returns a record, deleted or not, or core.ErrNotFound.
 func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int64) (core.Record, error) {
-	defer storemetrics.Record.UpdateDuration(time.Now())
 	r, err := scanRecord(s.pool.QueryRow(ctx, "SELECT "+recordCols+
 		" FROM records WHERE account_id = $1 AND kind = $2 AND id = $3", accountID, kind, id))
 	if err != nil {
@@ -78,7 +76,6 @@ func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int
 // concurrent creators (from any replica) wait for each other, so ids never collide, and a rolled-back
 // create gives its id back.
 func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Record) (core.Record, error) {
-	defer storemetrics.CreateRecord.UpdateDuration(time.Now())
 	vals, err := encodeValues(rec.Values)
 	if err != nil {
 		return core.Record{}, err
@@ -159,7 +156,6 @@ func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 // record across replicas: the second waits, then reads the row the first committed, so neither the version
 // nor a change is lost.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
-	defer storemetrics.UpdateRecord.UpdateDuration(time.Now())
 	var rec core.Record
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		// Two round trips: lock and read the record with the kind's searchable fields; then write the
@@ -227,7 +223,6 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 
 // DeleteRecord soft-deletes a live record: core.ErrNotFound when missing, core.ErrConflict when already deleted.
 func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error {
-	defer storemetrics.DeleteRecord.UpdateDuration(time.Now())
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
@@ -254,7 +249,6 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 // History returns the changes of one field of a record, oldest first; core.ErrNotFound when the record does
 // not exist (a deleted record still has its history).
 func (s *Store) History(ctx context.Context, accountID int64, kind string, id, fieldID int64) ([]core.Change, error) {
-	defer storemetrics.History.UpdateDuration(time.Now())
 	var ok bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM records WHERE account_id = $1 AND kind = $2
 		AND id = $3)`, accountID, kind, id).Scan(&ok); err != nil {

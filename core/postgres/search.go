@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 const summaryCols = "r.kind, r.id, r.version, r.created_time, r.last_updated_time, r.created_by, r.last_updated_by"
@@ -27,7 +25,6 @@ func scanSummary(sc pgx.Row, extra ...any) (core.Summary, error) {
 // deleted_time condition only live records match; with one, only deleted ones. Field conditions go through
 // the terms table, as in core/sqlite.
 func (s *Store) Search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {
-	defer storemetrics.Search.UpdateDuration(time.Now())
 	out, err := s.search(ctx, accountID, kind, conds)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", kind, err)
@@ -124,7 +121,6 @@ const titleOf = `COALESCE(r.vals ->> (SELECT f.id::text FROM fields f WHERE f.ac
 // Related returns the live records related to a live record, with the direction seen from it, ordered by kind
 // (re, ft, uc, then custom kinds by api_prefix) and id.
 func (s *Store) Related(ctx context.Context, accountID int64, kind string, id int64) ([]core.Relation, error) {
-	defer storemetrics.Related.UpdateDuration(time.Now())
 	var deleted int64
 	err := s.pool.QueryRow(ctx, "SELECT deleted_time FROM records WHERE account_id = $1 AND kind = $2 AND id = $3",
 		accountID, kind, id).Scan(&deleted)

@@ -23,7 +23,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Store is a core.Store on one PostgreSQL database. It is safe for concurrent use, also by several processes
@@ -92,7 +91,6 @@ func (s *Store) Close() error {
 
 // Ping checks that the database answers a query.
 func (s *Store) Ping(ctx context.Context) error {
-	defer storemetrics.Ping.UpdateDuration(time.Now())
 	var one int
 	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("ping postgres store: %w", err)
@@ -102,7 +100,6 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Empty reports whether no account exists yet.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	defer storemetrics.Empty.UpdateDuration(time.Now())
 	var any bool
 	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&any); err != nil {
 		return false, fmt.Errorf("empty: %w", err)

@@ -5,15 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Account returns the account of apiKey, or core.ErrNotFound.
 func (s *Store) Account(ctx context.Context, apiKey string) (core.Account, error) {
-	defer storemetrics.Account.UpdateDuration(time.Now())
 	if a, ok := s.cache.account(apiKey); ok {
 		return a, nil
 	}
@@ -37,7 +34,6 @@ func scanUser(sc interface{ Scan(...any) error }) (core.User, error) {
 
 // UserByName returns the user of the account with that username, or core.ErrNotFound.
 func (s *Store) UserByName(ctx context.Context, accountID int64, username string) (core.User, error) {
-	defer storemetrics.UserByName.UpdateDuration(time.Now())
 	u, err := scanUser(s.r.QueryRowContext(ctx,
 		"SELECT "+userCols+" FROM users WHERE account_id = ? AND username = ?", accountID, username))
 	if err != nil {
@@ -48,7 +44,6 @@ func (s *Store) UserByName(ctx context.Context, accountID int64, username string
 
 // Users returns every user of the account, ordered by id.
 func (s *Store) Users(ctx context.Context, accountID int64) ([]core.User, error) {
-	defer storemetrics.Users.UpdateDuration(time.Now())
 	rows, err := s.r.QueryContext(ctx, "SELECT "+userCols+" FROM users WHERE account_id = ? ORDER BY id", accountID)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)

@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // kindOrder sorts kinds as the interface lists them: re, ft, uc, then custom kinds by api_prefix.
@@ -15,7 +13,6 @@ const kindOrder = "CASE %[1]s WHEN 're' THEN 0 WHEN 'ft' THEN 1 WHEN 'uc' THEN 2
 
 // Objects returns the built-in kinds (re, ft, uc) then the custom objects ordered by api_prefix.
 func (s *Store) Objects(ctx context.Context, accountID int64) ([]core.Object, error) {
-	defer storemetrics.Objects.UpdateDuration(time.Now())
 	if os, ok := s.cache.objectList(accountID); ok {
 		return os, nil
 	}
@@ -59,7 +56,6 @@ func kindExists(ctx context.Context, q rowQuerier, accountID int64, kind string)
 // Fields returns the field definitions of a kind ordered by sort, then id, with their options ordered by
 // sort, then value. core.ErrNotFound for an unknown kind.
 func (s *Store) Fields(ctx context.Context, accountID int64, kind string) ([]core.Field, error) {
-	defer storemetrics.Fields.UpdateDuration(time.Now())
 	ki, err := s.kindInfo(ctx, accountID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("fields of %q: %w", kind, err)
@@ -118,7 +114,6 @@ func loadFields(ctx context.Context, q rowQuerier, accountID int64, kind string)
 
 // Views returns the views of a kind ordered by id.
 func (s *Store) Views(ctx context.Context, accountID int64, kind string) ([]core.View, error) {
-	defer storemetrics.Views.UpdateDuration(time.Now())
 	rows, err := s.r.QueryContext(ctx, `SELECT id, name, description, created_by, conditions FROM views
 		WHERE account_id = ? AND kind = ? ORDER BY id`, accountID, kind)
 	if err != nil {

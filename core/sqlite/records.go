@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 const recordCols = `kind, id, version, created_time, created_by, last_updated_time, last_updated_by, deleted_time,
@@ -58,7 +57,6 @@ func decodeValues(s string) (map[int64]string, error) {
 
 // Record returns a record, deleted or not, or core.ErrNotFound.
 func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int64) (core.Record, error) {
-	defer storemetrics.Record.UpdateDuration(time.Now())
 	r, err := scanRecord(s.readRecord.QueryRowContext(ctx, accountID, kind, id))
 	if err != nil {
 		return core.Record{}, fmt.Errorf("record %s %d: %w", kind, id, notFound(err))
@@ -68,7 +66,6 @@ func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int
 
 // CreateRecord stores a new record under the next id of its kind, allocated inside the write transaction.
 func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Record) (core.Record, error) {
-	defer storemetrics.CreateRecord.UpdateDuration(time.Now())
 	vals, err := encodeValues(rec.Values)
 	if err != nil {
 		return core.Record{}, err
@@ -127,7 +124,6 @@ func cleanValues(v map[int64]string) map[int64]string {
 // UpdateRecord applies a partial update to a live record; every changed value becomes one history entry
 // whose sequence number is the version the update produces.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
-	defer storemetrics.UpdateRecord.UpdateDuration(time.Now())
 	s.applyMu.RLock()
 	defer s.applyMu.RUnlock()
 	ki, err := s.kindInfo(ctx, accountID, kind)
@@ -184,7 +180,6 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 
 // DeleteRecord soft-deletes a live record: core.ErrNotFound when missing, core.ErrConflict when already deleted.
 func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error {
-	defer storemetrics.DeleteRecord.UpdateDuration(time.Now())
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
@@ -210,7 +205,6 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 // History returns the changes of one field of a record, oldest first; core.ErrNotFound when the record does
 // not exist (a deleted record still has its history).
 func (s *Store) History(ctx context.Context, accountID int64, kind string, id, fieldID int64) ([]core.Change, error) {
-	defer storemetrics.History.UpdateDuration(time.Now())
 	var ok bool
 	if err := s.r.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM records WHERE account_id = ? AND kind = ? AND id = ?)",
 		accountID, kind, id).Scan(&ok); err != nil {

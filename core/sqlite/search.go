@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 const summaryCols = "r.kind, r.id, r.version, r.created_time, r.last_updated_time, r.created_by, r.last_updated_by"
@@ -26,7 +24,6 @@ func scanSummary(sc interface{ Scan(...any) error }, extra ...any) (core.Summary
 // deleted_time condition only live records match; with one, only deleted ones. Each condition is answered by
 // an index: the time and user columns have their own, field conditions go through the terms table.
 func (s *Store) Search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {
-	defer storemetrics.Search.UpdateDuration(time.Now())
 	out, err := s.search(ctx, accountID, kind, conds)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", kind, err)
@@ -163,7 +160,6 @@ const titleOf = `COALESCE(json_extract(r.vals, '$."' || (SELECT f.id FROM fields
 // Related returns the live records related to a live record, with the direction seen from it, ordered by kind
 // (re, ft, uc, then custom kinds by api_prefix) and id.
 func (s *Store) Related(ctx context.Context, accountID int64, kind string, id int64) ([]core.Relation, error) {
-	defer storemetrics.Related.UpdateDuration(time.Now())
 	var deleted int64
 	err := s.r.QueryRowContext(ctx, "SELECT deleted_time FROM records WHERE account_id = ? AND kind = ? AND id = ?",
 		accountID, kind, id).Scan(&deleted)

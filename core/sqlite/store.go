@@ -22,7 +22,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // tuning: memory-map up to 256 MiB of the file (reads become memory accesses, shared by every connection
@@ -176,7 +175,6 @@ func (s *Store) close() error {
 
 // Ping checks that a read answers.
 func (s *Store) Ping(ctx context.Context) error {
-	defer storemetrics.Ping.UpdateDuration(time.Now())
 	var one int
 	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("ping sqlite store: %w", err)
@@ -186,7 +184,6 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Empty reports whether no account exists yet.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	defer storemetrics.Empty.UpdateDuration(time.Now())
 	var any bool
 	if err := s.r.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&any); err != nil {
 		return false, fmt.Errorf("empty: %w", err)
