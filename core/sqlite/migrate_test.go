@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/core/sqlstore"
 )
 
 // TestMigrateFromV1 opens a file written by schema version 1 (terms without rowids) and checks that
@@ -18,7 +20,7 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1, err := migrations.ReadFile("migrations/0001_init.sql")
+	v1, err := fs.ReadFile(sqlstore.SQLite.Migrations, "0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

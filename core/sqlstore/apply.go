@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -30,18 +30,21 @@ func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
 	if p == nil {
 		return nil
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
-	defer s.cache.reset()
 	now := time.Now().Unix()
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		for i := range p.Accounts {
-			a := &p.Accounts[i]
-			if err := applyAccount(ctx, tx, a, now); err != nil {
-				return fmt.Errorf("account %q: %w", a.APIKey, err)
+	err := s.exclusive(func() error {
+		return s.db.Write(ctx, func(tx Tx) error {
+			// One provisioning at a time across replicas: they all apply the same files at start.
+			if err := s.d.lock(ctx, tx, lockApply); err != nil {
+				return err
 			}
-		}
-		return nil
+			for i := range p.Accounts {
+				a := &p.Accounts[i]
+				if err := s.applyAccount(ctx, tx, a, now); err != nil {
+					return fmt.Errorf("account %q: %w", a.APIKey, err)
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
@@ -55,7 +58,7 @@ var _ core.AccountApplier = (*applier)(nil)
 // applier carries the state of applying one account.
 type applier struct {
 	ctx     context.Context
-	tx      *sql.Tx
+	tx      Tx
 	account int64
 	apiKey  string
 	now     int64                               // UNIX seconds, the time of seed records
@@ -65,7 +68,7 @@ type applier struct {
 	types   map[string]map[int64]core.FieldType // kind -> its searchable fields, for the seed records
 }
 
-func applyAccount(ctx context.Context, tx *sql.Tx, a *core.AccountSpec, now int64) error {
+func (s *Store) applyAccount(ctx context.Context, tx Tx, a *core.AccountSpec, now int64) error {
 	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, now: now, users: map[string]int64{}, reindex: map[string]bool{},
 		fields: map[string]map[int64]bool{}, types: map[string]map[int64]core.FieldType{}}
 	return core.ApplyAccount(ap, a)
@@ -73,7 +76,7 @@ func applyAccount(ctx context.Context, tx *sql.Tx, a *core.AccountSpec, now int6
 
 // UpsertAccount inserts the account or renames it, and keeps its id for the other steps.
 func (ap *applier) UpsertAccount(name string) error {
-	if err := ap.tx.QueryRowContext(ap.ctx, `INSERT INTO accounts (api_key, name) VALUES (?, ?)
+	if err := ap.tx.QueryRow(ap.ctx, `INSERT INTO accounts (api_key, name) VALUES ($1, $2)
 		ON CONFLICT (api_key) DO UPDATE SET name = excluded.name RETURNING id`, ap.apiKey, name).Scan(&ap.account); err != nil {
 		return fmt.Errorf("upsert account: %w", err)
 	}
@@ -91,8 +94,8 @@ func (ap *applier) Reindex() error {
 }
 
 func (ap *applier) UpsertObject(o core.Object) error {
-	_, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
-		name_plural, description, id_prefix, custom) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	err := ap.tx.Exec(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
+		name_plural, description, id_prefix, custom) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (account_id, api_prefix) DO UPDATE SET name_singular = excluded.name_singular,
 		name_plural = excluded.name_plural, description = excluded.description, id_prefix = excluded.id_prefix,
 		custom = excluded.custom`,
@@ -106,7 +109,7 @@ func (ap *applier) UpsertObject(o core.Object) error {
 
 func (ap *applier) ApplyUsers(specs []core.UserSpec) error {
 	stored := map[int64]string{}
-	rows, err := ap.tx.QueryContext(ap.ctx, "SELECT id, username FROM users WHERE account_id = ?", ap.account)
+	rows, err := ap.tx.Query(ap.ctx, "SELECT id, username FROM users WHERE account_id = $1", ap.account)
 	if err != nil {
 		return fmt.Errorf("users: %w", err)
 	}
@@ -140,8 +143,8 @@ func (ap *applier) upsertUser(u core.User, id int64) error {
 	if len(u.PasswordHash) > 0 {
 		hash = u.PasswordHash
 	}
-	_, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO users (account_id, id, username, email, first_name, last_name,
-		status, deleted, password_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	err := ap.tx.Exec(ap.ctx, `INSERT INTO users (account_id, id, username, email, first_name, last_name,
+		status, deleted, password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (account_id, username) DO UPDATE SET id = excluded.id, email = excluded.email,
 		first_name = excluded.first_name, last_name = excluded.last_name, status = excluded.status,
 		deleted = excluded.deleted, password_hash = COALESCE(excluded.password_hash, users.password_hash)`,
@@ -157,17 +160,17 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 		f.Kind = kind
 		var curKind, curType, curList string
 		if f.ID == 0 {
-			err := ap.tx.QueryRowContext(ap.ctx, `SELECT id FROM fields WHERE account_id = ? AND kind = ? AND label = ?
+			err := ap.tx.QueryRow(ap.ctx, `SELECT id FROM fields WHERE account_id = $1 AND kind = $2 AND label = $3
 				ORDER BY id LIMIT 1`, ap.account, kind, f.Label).Scan(&f.ID)
 			if errors.Is(err, sql.ErrNoRows) {
-				err = ap.tx.QueryRowContext(ap.ctx, "SELECT COALESCE(MAX(id), 0) + 1 FROM fields WHERE account_id = ?",
+				err = ap.tx.QueryRow(ap.ctx, "SELECT COALESCE(MAX(id), 0) + 1 FROM fields WHERE account_id = $1",
 					ap.account).Scan(&f.ID)
 			}
 			if err != nil {
 				return fmt.Errorf("field %s %q: %w", kind, f.Label, err)
 			}
 		}
-		err := ap.tx.QueryRowContext(ap.ctx, "SELECT kind, type, list_type FROM fields WHERE account_id = ? AND id = ?",
+		err := ap.tx.QueryRow(ap.ctx, "SELECT kind, type, list_type FROM fields WHERE account_id = $1 AND id = $2",
 			ap.account, f.ID).Scan(&curKind, &curType, &curList)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -178,8 +181,8 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 		case curType != string(f.Type) && (core.Searchable(core.FieldType(curType)) || core.Searchable(f.Type)):
 			ap.reindex[kind] = true
 		}
-		if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,
-			required, sort, help, default_value, max_size, list_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		if err := ap.tx.Exec(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,
+			required, sort, help, default_value, max_size, list_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (account_id, id) DO UPDATE SET label = excluded.label, type = excluded.type,
 			special_purpose = excluded.special_purpose, required = excluded.required, sort = excluded.sort,
 			help = excluded.help, default_value = excluded.default_value, max_size = excluded.max_size,
@@ -189,8 +192,8 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 			return fmt.Errorf("upsert field %d: %w", f.ID, err)
 		}
 		for _, o := range f.Options {
-			if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO field_options (account_id, field_id, value, label,
-				descr, sort, is_default) VALUES (?, ?, ?, ?, ?, ?, ?)
+			if err := ap.tx.Exec(ap.ctx, `INSERT INTO field_options (account_id, field_id, value, label,
+				descr, sort, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7)
 				ON CONFLICT (account_id, field_id, value) DO UPDATE SET label = excluded.label, descr = excluded.descr,
 				sort = excluded.sort, is_default = excluded.is_default`,
 				ap.account, f.ID, o.Value, o.Label, o.Desc, o.Sort, o.Default); err != nil {
@@ -232,8 +235,8 @@ func (ap *applier) ApplyView(v core.ViewSpec) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO views (account_id, id, kind, name, description, created_by,
-		conditions) VALUES (?, ?, ?, ?, ?, ?, ?)
+	if err := ap.tx.Exec(ap.ctx, `INSERT INTO views (account_id, id, kind, name, description, created_by,
+		conditions) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (account_id, id) DO UPDATE SET kind = excluded.kind, name = excluded.name,
 		description = excluded.description, created_by = excluded.created_by, conditions = excluded.conditions`,
 		ap.account, v.ID, v.Kind, v.Name, v.Description, by, v.Conditions); err != nil {
@@ -279,8 +282,7 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	if err != nil {
 		return err
 	}
-	var rid int64
-	cur, err := scanRecord(ap.tx.QueryRowContext(ap.ctx, qRecordRID, ap.account, r.Kind, r.ID), &rid)
+	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, qRecord, ap.account, r.Kind, r.ID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		created := r.CreatedTime
@@ -289,16 +291,14 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 		}
 		rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
 			LastUpdatedTime: created, LastUpdatedBy: by}
-		rid, err := insertRecord(ap.ctx, ap.tx, ap.account, rec, enc)
-		if err != nil {
+		b := &Batch{}
+		queueInsertRecord(b, ap.account, rec, enc)
+		b.Queue(qRaiseID, ap.account, r.Kind, r.ID)
+		queueReindex(b, types, ap.account, r.Kind, r.ID, nil, vals)
+		if err := runBatch(ap.ctx, ap.tx, b); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if _, err := ap.tx.ExecContext(ap.ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES (?, ?, ?)
-			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = MAX(last_id, excluded.last_id)`,
-			ap.account, r.Kind, r.ID); err != nil {
-			return fmt.Errorf("%s: raise id counter: %w", what, err)
-		}
-		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, rid, types, nil, vals)
+		return nil
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -308,19 +308,21 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	}
 	if maps.Equal(cur.Values, vals) {
 		if created != cur.CreatedTime || by != cur.CreatedBy {
-			if _, err := ap.tx.ExecContext(ap.ctx, `UPDATE records SET created_time = ?, created_by = ?
-				WHERE account_id = ? AND kind = ? AND id = ?`, created, by, ap.account, r.Kind, r.ID); err != nil {
+			if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
+				WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 		return nil
 	}
-	if _, err := ap.tx.ExecContext(ap.ctx, `UPDATE records SET created_time = ?, created_by = ?, version = version + 1,
-		last_updated_time = ?, last_updated_by = ?, vals = ? WHERE account_id = ? AND kind = ? AND id = ?`,
+	if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
+		last_updated_time = $3, last_updated_by = $4, vals = $5 WHERE account_id = $6 AND kind = $7 AND id = $8`,
 		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, rid, types, cur.Values, vals)
+	b := &Batch{}
+	queueReindex(b, types, ap.account, r.Kind, r.ID, cur.Values, vals)
+	return runBatch(ap.ctx, ap.tx, b)
 }
 
 func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
@@ -335,8 +337,8 @@ func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
 	// Related joins on live records, so such a link stays hidden until its record is created.
 	for _, kind := range []string{r.FromKind, r.ToKind} {
 		var ok bool
-		if err := ap.tx.QueryRowContext(ap.ctx, `SELECT EXISTS (SELECT 1 FROM objects WHERE account_id = ?
-			AND api_prefix = ?)`, ap.account, kind).Scan(&ok); err != nil {
+		if err := ap.tx.QueryRow(ap.ctx, `SELECT EXISTS (SELECT 1 FROM objects WHERE account_id = $1
+			AND api_prefix = $2)`, ap.account, kind).Scan(&ok); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if !ok {
@@ -346,8 +348,8 @@ func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
 	if r.Type == "related" && (r.ToKind < r.FromKind || r.ToKind == r.FromKind && r.ToID < r.FromID) {
 		r.FromKind, r.FromID, r.ToKind, r.ToID = r.ToKind, r.ToID, r.FromKind, r.FromID
 	}
-	if _, err := ap.tx.ExecContext(ap.ctx, `INSERT OR IGNORE INTO relationships (account_id, from_kind, from_id,
-		to_kind, to_id, type) VALUES (?, ?, ?, ?, ?, ?)`,
+	if err := ap.tx.Exec(ap.ctx, `INSERT INTO relationships (account_id, from_kind, from_id,
+		to_kind, to_id, type) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 		ap.account, r.FromKind, r.FromID, r.ToKind, r.ToID, r.Type); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
