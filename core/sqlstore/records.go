@@ -110,17 +110,41 @@ func (s *Store) Record(ctx context.Context, accountID int64, kind string, id int
 	return r, nil
 }
 
-// searchable returns the searchable fields of a kind when the store caches them (ok), read before the write
-// transaction; without a cache the transaction reads them itself (queueSearchable).
-func (s *Store) searchable(ctx context.Context, accountID int64, kind string) (types map[int64]core.FieldType, ok bool, err error) {
+// searchable returns the searchable fields of a kind when the store caches them, read before the write
+// transaction; nil without a cache: the transaction then reads them itself (firstTrip).
+func (s *Store) searchable(ctx context.Context, accountID int64, kind string) (map[int64]core.FieldType, error) {
 	if s.cache == nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	ki, err := s.kindInfo(ctx, accountID, kind)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return ki.searchable, true, nil
+	return ki.searchable, nil
+}
+
+// firstTrip is the first round trip of a record write: query returns one row, which scan reads, and the
+// searchable fields of the kind come along unless types holds them already. It returns the searchable fields.
+func firstTrip(ctx context.Context, tx Tx, types map[int64]core.FieldType, accountID int64, kind string,
+	scan func(Row) error, query string, args ...any) (map[int64]core.FieldType, error) {
+	b := &Batch{}
+	b.Queue(query, args...)
+	if types == nil {
+		queueSearchable(b, accountID, kind)
+	}
+	br := tx.SendBatch(ctx, b)
+	if err := scan(br.QueryRow()); err != nil {
+		br.Close()
+		return nil, err
+	}
+	var err error
+	if types == nil {
+		types, err = readSearchable(br)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return types, err
 }
 
 // CreateRecord stores a new record under the next id of its kind, allocated inside the write transaction. It
@@ -134,35 +158,18 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	rec.Version = 1
 	rec.LastUpdatedTime, rec.LastUpdatedBy, rec.DeletedTime = rec.CreatedTime, rec.CreatedBy, 0
 	defer s.shared()()
-	cached, haveTypes, err := s.searchable(ctx, accountID, rec.Kind)
+	cached, err := s.searchable(ctx, accountID, rec.Kind)
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
 	}
 	err = s.db.Write(ctx, func(tx Tx) error {
-		b := &Batch{}
-		b.Queue(qAllocID, accountID, rec.Kind)
-		if !haveTypes {
-			queueSearchable(b, accountID, rec.Kind)
-		}
-		br := tx.SendBatch(ctx, b)
-		if err := br.QueryRow().Scan(&rec.ID); err != nil {
-			br.Close()
-			if err := notFound(err); err == core.ErrNotFound {
-				return err
-			}
-			return fmt.Errorf("allocate id: %w", err)
-		}
-		types := cached
-		if !haveTypes {
-			types, err = readSearchable(br)
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
+		// No row from qAllocID: an unknown kind.
+		types, err := firstTrip(ctx, tx, cached, accountID, rec.Kind, func(r Row) error { return r.Scan(&rec.ID) },
+			qAllocID, accountID, rec.Kind)
 		if err != nil {
-			return err
+			return notFound(err)
 		}
-		b = &Batch{}
+		b := &Batch{}
 		queueInsertRecord(b, accountID, rec, vals)
 		queueReindex(b, types, accountID, rec.Kind, rec.ID, nil, rec.Values)
 		return runBatch(ctx, tx, b)
@@ -186,33 +193,18 @@ func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
 // the first committed, so neither the version nor a change is lost.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
 	defer s.shared()()
-	cached, haveTypes, err := s.searchable(ctx, accountID, kind)
+	cached, err := s.searchable(ctx, accountID, kind)
 	if err != nil {
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)
 	}
 	var rec core.Record
 	err = s.db.Write(ctx, func(tx Tx) error {
-		b := &Batch{}
-		b.Queue(s.lockRecord(), accountID, kind, id)
-		if !haveTypes {
-			queueSearchable(b, accountID, kind)
-		}
-		br := tx.SendBatch(ctx, b)
-		var err error
-		rec, err = scanRecord(br.QueryRow())
-		if err != nil {
-			br.Close()
-			return notFound(err)
-		}
-		types := cached
-		if !haveTypes {
-			types, err = readSearchable(br)
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		types, err := firstTrip(ctx, tx, cached, accountID, kind, func(r Row) (err error) {
+			rec, err = scanRecord(r)
 			return err
+		}, s.lockRecord(), accountID, kind, id)
+		if err != nil {
+			return notFound(err)
 		}
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
@@ -223,7 +215,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if u.VersionComment != nil {
 			rec.VersionComment = *u.VersionComment
 		}
-		b = &Batch{}
+		b := &Batch{}
 		for _, fid := range slices.Sorted(maps.Keys(u.Values)) {
 			was, now := old[fid], u.Values[fid]
 			if was == now {
