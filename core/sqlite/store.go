@@ -204,7 +204,7 @@ func (d *db) Write(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(tx{t, d.writes}); err != nil {
+	if err := fn(conn{t, t, d.writes}); err != nil {
 		t.Rollback()
 		return err
 	}
@@ -222,78 +222,80 @@ func (d *db) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer t.Rollback()
-	return fn(tx{t, nil})
+	return fn(conn{t, t, nil})
 }
 
-// The reads outside transactions run on the readers; a write outside a transaction on the writer.
+// Outside transactions the store only reads: on the readers.
+
+func (d *db) reader() conn { return conn{d.r, nil, d.reads} }
 
 func (d *db) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	if st, ok := d.reads[query]; ok {
-		return st.QueryContext(ctx, args...)
-	}
-	return d.r.QueryContext(ctx, query, args...)
+	return d.reader().Query(ctx, query, args...)
 }
 
 func (d *db) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	if st, ok := d.reads[query]; ok {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return d.r.QueryRowContext(ctx, query, args...)
+	return d.reader().QueryRow(ctx, query, args...)
 }
 
 func (d *db) Exec(ctx context.Context, query string, args ...any) error {
-	_, err := d.w.ExecContext(ctx, query, args...)
-	return err
+	return d.reader().Exec(ctx, query, args...)
 }
 
 func (d *db) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
 	return sqlstore.SerialBatch(ctx, d, b)
 }
 
-// tx is a transaction, which runs the statements prepared at Open as such. It never prepares them itself:
-// preparing on the writer pool needs its one connection, which the transaction holds.
-type tx struct {
-	tx       *sql.Tx
+// conn runs statements on the readers or in a transaction, as the statements prepared at Open for the queries
+// that have one. It never prepares them itself: preparing on the writer pool needs its one connection, which a
+// transaction holds.
+type conn struct {
+	q interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	}
+	tx       *sql.Tx // nil outside a transaction
 	prepared map[string]*sql.Stmt
 }
 
-func (t tx) stmt(ctx context.Context, query string) *sql.Stmt {
-	if st, ok := t.prepared[query]; ok {
-		return t.tx.StmtContext(ctx, st)
+func (c conn) stmt(ctx context.Context, query string) *sql.Stmt {
+	st, ok := c.prepared[query]
+	if ok && c.tx != nil {
+		return c.tx.StmtContext(ctx, st)
 	}
-	return nil
+	return st
 }
 
-func (t tx) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	if st := t.stmt(ctx, query); st != nil {
+func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, query, args...)
+	return c.q.QueryContext(ctx, query, args...)
 }
 
-func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	if st := t.stmt(ctx, query); st != nil {
+func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, query, args...)
+	return c.q.QueryRowContext(ctx, query, args...)
 }
 
-func (t tx) Exec(ctx context.Context, query string, args ...any) error {
+func (c conn) Exec(ctx context.Context, query string, args ...any) error {
 	var err error
-	if st := t.stmt(ctx, query); st != nil {
+	if st := c.stmt(ctx, query); st != nil {
 		_, err = st.ExecContext(ctx, args...)
 	} else {
-		_, err = t.tx.ExecContext(ctx, query, args...)
+		_, err = c.q.ExecContext(ctx, query, args...)
 	}
 	return err
 }
 
-func (t tx) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
-	return sqlstore.SerialBatch(ctx, t, b)
+func (c conn) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
+	return sqlstore.SerialBatch(ctx, c, b)
 }
 
 // CopyRows inserts the rows with one statement prepared in the transaction.
-func (t tx) CopyRows(ctx context.Context, table string, cols []string, rows [][]any) error {
+func (c conn) CopyRows(ctx context.Context, table string, cols []string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -301,7 +303,7 @@ func (t tx) CopyRows(ctx context.Context, table string, cols []string, rows [][]
 	for i := range ps {
 		ps[i] = fmt.Sprintf("$%d", i+1)
 	}
-	st, err := t.tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES ("+
+	st, err := c.tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES ("+
 		strings.Join(ps, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("insert %s: %w", table, err)

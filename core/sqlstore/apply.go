@@ -31,7 +31,7 @@ func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
 		return nil
 	}
 	now := time.Now().Unix()
-	err := s.exclusive(func() error {
+	err := s.provisioning(func() error {
 		return s.db.Write(ctx, func(tx Tx) error {
 			// One provisioning at a time across replicas: they all apply the same files at start.
 			if err := s.d.lock(ctx, tx, lockApply); err != nil {

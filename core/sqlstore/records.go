@@ -157,7 +157,7 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	}
 	rec.Version = 1
 	rec.LastUpdatedTime, rec.LastUpdatedBy, rec.DeletedTime = rec.CreatedTime, rec.CreatedBy, 0
-	defer s.shared()()
+	defer s.recordWrite()()
 	cached, err := s.searchable(ctx, accountID, rec.Kind)
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
@@ -192,7 +192,7 @@ func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
 // (Dialect.ForUpdate) serialises updates of one record across replicas: the second waits, then reads the row
 // the first committed, so neither the version nor a change is lost.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
-	defer s.shared()()
+	defer s.recordWrite()()
 	cached, err := s.searchable(ctx, accountID, kind)
 	if err != nil {
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)

@@ -123,7 +123,7 @@ func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) e
 	if snap == nil || snap.APIKey == "" {
 		return fmt.Errorf("import: %w", core.Invalid("api_key", "empty"))
 	}
-	err := s.exclusive(func() error {
+	err := s.provisioning(func() error {
 		return s.db.Write(ctx, func(tx Tx) error {
 			if err := s.d.lock(ctx, tx, lockApply); err != nil {
 				return err

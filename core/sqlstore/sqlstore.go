@@ -75,7 +75,7 @@ type Store struct {
 	d  *Dialect
 	// cache is nil unless Options.CacheMetadata is set.
 	cache *metaCache
-	// applyMu keeps record writes out while Apply or Import runs and empties the cache, so that they never
+	// applyMu keeps record writes out while Apply or Import runs (provisioning) and empties the cache, so that they never
 	// index values with field definitions Apply has just replaced (with a cache only: without one, every
 	// write reads the definitions inside its own transaction).
 	applyMu sync.RWMutex
@@ -126,8 +126,9 @@ func notFound(err error) error {
 	return err
 }
 
-// exclusive holds record writes off (with a cache) while fn provisions, then empties the cache.
-func (s *Store) exclusive(fn func() error) error {
+// provisioning runs fn (Apply, Import) with record writes held off when the store caches, then empties the
+// cache.
+func (s *Store) provisioning(fn func() error) error {
 	if s.cache == nil {
 		return fn()
 	}
@@ -137,8 +138,8 @@ func (s *Store) exclusive(fn func() error) error {
 	return fn()
 }
 
-// shared is the other side of exclusive, taken by record writes; it returns the unlock.
-func (s *Store) shared() func() {
+// recordWrite is the other side of provisioning, taken by record writes; it returns the unlock.
+func (s *Store) recordWrite() func() {
 	if s.cache == nil {
 		return func() {}
 	}
