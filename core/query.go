@@ -116,3 +116,28 @@ func alphanumeric(s string) bool {
 	}
 	return s != ""
 }
+
+// CheckSearch is what a store checks of conditions before it runs them, against the searchable fields of the
+// kind as the store holds them now (field id -> type; their definitions may have changed since the caller ran
+// CheckConditions): times take < or >, users take =, and a field condition takes = on a searchable field of the
+// kind, found by FieldID (field_0103 names field 103 too). Anything else is a *ValidationError.
+func CheckSearch(kind string, conds []Condition, searchable map[int64]FieldType) error {
+	for _, c := range conds {
+		switch {
+		case timeAttrs[c.Attr]:
+			if c.Op != '<' && c.Op != '>' {
+				return Invalid(c.String(), "time conditions take < or >")
+			}
+		case userAttrs[c.Attr]:
+			if c.Op != '=' {
+				return Invalid(c.String(), c.Attr+" takes =")
+			}
+		default:
+			t, ok := searchable[c.FieldID]
+			if !ok || !Searchable(t) || c.Op != '=' {
+				return Invalid(c.String(), "not a searchable field of "+kind)
+			}
+		}
+	}
+	return nil
+}

@@ -2,8 +2,9 @@ package core
 
 import "context"
 
-// Store is the durable state of the core, shaped by what the HTTP layer asks. Implementations: core/sqlite
-// (the embedded default) and core/postgres. Both must pass core/storetest.
+// Store is the durable state of the core, shaped by what the HTTP layer asks. It is implemented once, by
+// core/sqlstore, run by the engines core/sqlite (the embedded default) and core/postgres; both must pass
+// core/storetest.
 //
 // Every method is scoped to one account (accountID from Account). Methods that name a record return
 // ErrNotFound when the kind or record does not exist. Writes are atomic: they either fully happen or not at

@@ -11,11 +11,13 @@ import (
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // coreNode is the core service: its store and its HTTP server.
 type coreNode struct {
-	store core.Store
+	store core.Store // measured (storemetrics)
+	raw   core.Store // the store itself, for what it offers beyond core.Store
 	srv   *http.Server
 	addr  string
 	demo  bool // the demo account was provisioned at this start
@@ -24,11 +26,12 @@ type coreNode struct {
 // startCore opens the store, applies the account files (and the demo account to an empty store when the
 // role is serve), and serves the XML interface on addr.
 func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr string, errc chan<- error) (*coreNode, error) {
-	st, err := openStore(ctx, cfg.DB)
+	raw, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
-	n := &coreNode{store: st}
+	st := storemetrics.Wrap(raw)
+	n := &coreNode{store: st, raw: raw}
 	if err := n.provision(ctx, cfg, log); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -78,7 +81,7 @@ func (n *coreNode) provision(ctx context.Context, cfg *config.Config, log *slog.
 	}
 	// Replicas of `serve` starting together on one empty PostgreSQL database must not both provision the
 	// demo: a store that can run a step exclusively (core/postgres) serialises the check and the writes.
-	if ex, ok := n.store.(exclusiveStore); ok {
+	if ex, ok := n.raw.(exclusiveStore); ok {
 		return ex.Exclusive(ctx, func(ctx context.Context) error { return n.provisionDemo(ctx, log) })
 	}
 	return n.provisionDemo(ctx, log)

@@ -23,6 +23,7 @@ import (
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/sqlite"
+	"github.com/reqgate/reqgate/core/storemetrics"
 	"github.com/reqgate/reqgate/gateway"
 )
 
@@ -99,7 +100,7 @@ func openPG(b *testing.B, dsn string) *postgres.Store {
 // serveCore serves the core API of st on a loopback port.
 func serveCore(b *testing.B, st core.Store) string {
 	b.Helper()
-	srv := httptest.NewServer(api.New(st, api.Options{}))
+	srv := httptest.NewServer(api.New(storemetrics.Wrap(st), api.Options{}))
 	b.Cleanup(srv.Close)
 	return srv.URL
 }

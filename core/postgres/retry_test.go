@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -32,12 +33,10 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	if got := notFound(fmt.Errorf("scan: %w", pgx.ErrNoRows)); !errors.Is(got, core.ErrNotFound) {
-		t.Errorf("notFound(ErrNoRows) = %v, want core.ErrNotFound", got)
-	}
-	other := errors.New("boom")
-	if got := notFound(other); got != other {
-		t.Errorf("notFound(other) = %v, want it unchanged", got)
+// TestNoRows checks what core/sqlstore relies on to report core.ErrNotFound: pgx's "no rows" matches
+// database/sql's.
+func TestNoRows(t *testing.T) {
+	if err := fmt.Errorf("scan: %w", pgx.ErrNoRows); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("errors.Is(%v, sql.ErrNoRows) = false", err)
 	}
 }

@@ -1,13 +1,15 @@
 // Package postgres is the core.Store for scale-out: the core's data in PostgreSQL (github.com/jackc/pgx/v5,
-// pgxpool), so that any number of stateless core replicas can share one database.
+// pgxpool), so that any number of stateless core replicas can share one database. It is core/sqlstore in its
+// PostgreSQL dialect; this package opens the pool and adapts pgx to sqlstore.DB, keeping pgx's batches (one
+// round trip for the statements of a step) and COPY.
 //
-// The schema mirrors core/sqlite table for table and is migrated at Open under a transaction-scoped advisory
-// lock, so replicas starting together never race. Correctness under concurrent writers from several
-// processes comes from row locks, not from a single writer: record ids come from
-// INSERT ... ON CONFLICT DO UPDATE ... RETURNING on the counters row (the row lock serialises allocators),
-// updates and deletes lock their record with SELECT ... FOR UPDATE (READ COMMITTED then re-reads the newest
-// committed row), and provisioning holds an advisory lock. Transactions that still fail with a
-// serialization failure or a deadlock are retried.
+// The schema is migrated at Open under a transaction-scoped advisory lock, so replicas starting together never
+// race. Correctness under concurrent writers from several processes comes from row locks, not from a single
+// writer: record ids come from INSERT ... ON CONFLICT DO UPDATE ... RETURNING on the counters row (the row lock
+// serialises allocators), updates and deletes lock their record with SELECT ... FOR UPDATE (READ COMMITTED then
+// re-reads the newest committed row), and provisioning holds an advisory lock. Transactions that still fail
+// with a serialization failure or a deadlock are retried. Nothing is cached in the process: another replica
+// may provision at any time.
 package postgres
 
 import (
@@ -22,17 +24,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
+	"github.com/reqgate/reqgate/core/sqlstore"
 )
 
-// Store is a core.Store on one PostgreSQL database. It is safe for concurrent use, also by several processes
-// on one database.
+// Store is a core.Store (and a core.Exporter and core.Importer) on one PostgreSQL database. It is safe for
+// concurrent use, also by several processes on one database.
 type Store struct {
+	*sqlstore.Store
 	pool *pgxpool.Pool
 }
-
-var _ core.Store = (*Store)(nil)
 
 // Pool defaults, used unless the URL sets pool_max_conns and friends.
 const (
@@ -68,13 +68,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store %s: %w", redact(cfg), err)
 	}
-	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
+	d := &db{pool}
+	if err := sqlstore.Migrate(ctx, d, sqlstore.PostgreSQL); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store %s: %w", redact(cfg), err)
 	}
 	registerPool(pool)
-	return s, nil
+	return &Store{Store: sqlstore.New(d, sqlstore.PostgreSQL, sqlstore.Options{}), pool: pool}, nil
 }
 
 // redact names the database without its password, for errors.
@@ -83,31 +83,16 @@ func redact(cfg *pgxpool.Config) string {
 	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
 }
 
+// db is sqlstore.DB on a pool.
+type db struct {
+	pool *pgxpool.Pool
+}
+
 // Close closes the pool; it waits for connections in use to be released.
-func (s *Store) Close() error {
-	unregisterPool(s.pool)
-	s.pool.Close()
+func (d *db) Close() error {
+	unregisterPool(d.pool)
+	d.pool.Close()
 	return nil
-}
-
-// Ping checks that the database answers a query.
-func (s *Store) Ping(ctx context.Context) error {
-	defer storemetrics.Ping.UpdateDuration(time.Now())
-	var one int
-	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("ping postgres store: %w", err)
-	}
-	return nil
-}
-
-// Empty reports whether no account exists yet.
-func (s *Store) Empty(ctx context.Context) (bool, error) {
-	defer storemetrics.Empty.UpdateDuration(time.Now())
-	var any bool
-	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&any); err != nil {
-		return false, fmt.Errorf("empty: %w", err)
-	}
-	return !any, nil
 }
 
 // mRetries counts the retried transactions.
@@ -116,13 +101,12 @@ var mRetries = metrics.GetOrCreateCounter("reqgate_core_store_tx_retries_total")
 // maxAttempts bounds the retries of a transaction that failed with a serialization failure or a deadlock.
 const maxAttempts = 5
 
-// writeTx runs fn in one READ COMMITTED transaction and commits it, retrying the whole transaction when
-// PostgreSQL reports a serialization failure (40001) or a deadlock (40P01). fn must therefore be safe to run
-// again from the start.
-func (s *Store) writeTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+// Write runs fn in one READ COMMITTED transaction and commits it, retrying the whole transaction when
+// PostgreSQL reports a serialization failure (40001) or a deadlock (40P01).
+func (d *db) Write(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		err = pgx.BeginFunc(ctx, d.pool, func(t pgx.Tx) error { return fn(tx{t}) })
 		if !retryable(err) {
 			return err
 		}
@@ -141,17 +125,93 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// notFound maps pgx.ErrNoRows to core.ErrNotFound and leaves other errors alone.
-func notFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return core.ErrNotFound
-	}
+// Snapshot runs fn in one REPEATABLE READ, read-only transaction, which sees one state even while replicas
+// keep writing.
+func (d *db) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(t pgx.Tx) error { return fn(tx{t}) })
+}
+
+func (d *db) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return wrapRows(d.pool.Query(ctx, query, args...))
+}
+
+func (d *db) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return d.pool.QueryRow(ctx, query, args...)
+}
+
+func (d *db) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := d.pool.Exec(ctx, query, args...)
 	return err
 }
 
-// querier is what reads need from the pool and from a transaction.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+func (d *db) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
+	return batchResults{d.pool.SendBatch(ctx, pgxBatch(b))}
+}
+
+// tx is a pgx transaction.
+type tx struct {
+	tx pgx.Tx
+}
+
+func (t tx) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return wrapRows(t.tx.Query(ctx, query, args...))
+}
+
+func (t tx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return t.tx.QueryRow(ctx, query, args...)
+}
+
+func (t tx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.Exec(ctx, query, args...)
+	return err
+}
+
+func (t tx) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
+	return batchResults{t.tx.SendBatch(ctx, pgxBatch(b))}
+}
+
+// CopyRows inserts the rows with COPY.
+func (t tx) CopyRows(ctx context.Context, table string, cols []string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+	return err
+}
+
+// pgxBatch queues the statements of b in a pgx batch, sent in one round trip.
+func pgxBatch(b *sqlstore.Batch) *pgx.Batch {
+	pb := &pgx.Batch{}
+	b.Each(func(query string, args []any) { pb.Queue(query, args...) })
+	return pb
+}
+
+type batchResults struct {
+	br pgx.BatchResults
+}
+
+func (b batchResults) QueryRow() sqlstore.Row        { return b.br.QueryRow() }
+func (b batchResults) Query() (sqlstore.Rows, error) { return wrapRows(b.br.Query()) }
+func (b batchResults) Close() error                  { return b.br.Close() }
+func (b batchResults) Exec() error {
+	_, err := b.br.Exec()
+	return err
+}
+
+// rows gives pgx.Rows the Close of sqlstore.Rows.
+type rows struct {
+	pgx.Rows
+}
+
+func (r rows) Close() error {
+	r.Rows.Close()
+	return nil
+}
+
+func wrapRows(r pgx.Rows, err error) (sqlstore.Rows, error) {
+	if err != nil {
+		return nil, err
+	}
+	return rows{r}, nil
 }

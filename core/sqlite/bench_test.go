@@ -54,57 +54,20 @@ func benchRecord(i int) core.Record {
 			104: strconv.Itoa(1000 + (i*7)%benchUsers), 105: plat, benchProduct: strconv.Itoa(i%100 + 1)}}
 }
 
-// bulkLoad inserts records 1..n of benchRecord in one transaction, with their terms, and raises the counter.
+// bulkLoad adds records 1..n of benchRecord to the account in one transaction (an Import over the account),
+// with their terms, and raises the counter.
 func bulkLoad(tb testing.TB, s *Store, account int64, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer tx.Rollback()
-	types, err := searchableFields(ctx, tx, account, core.KindRequirement)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO records (account_id, kind, id, version, created_time, created_by,
-		last_updated_time, last_updated_by, deleted_time, version_comment, vals) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	term, err := tx.PrepareContext(ctx, qInsertTerms(1))
+	snap, err := s.Export(ctx, "acme")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {
-		r := benchRecord(i)
-		vals, err := encodeValues(r.Values)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		res, err := ins.ExecContext(ctx, account, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy,
-			r.LastUpdatedTime, r.LastUpdatedBy, 0, "", vals)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for fid, t := range types {
-			for _, tm := range core.SearchTerms(t, r.Values[fid]) {
-				if _, err := term.ExecContext(ctx, account, r.Kind, fid, tm, r.ID, rid); err != nil {
-					tb.Fatal(err)
-				}
-			}
-		}
+		snap.Records = append(snap.Records, benchRecord(i))
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES (?, ?, ?)
-		ON CONFLICT (account_id, kind) DO UPDATE SET last_id = MAX(last_id, excluded.last_id)`,
-		account, core.KindRequirement, n); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
+	snap.Counters[core.KindRequirement] = max(snap.Counters[core.KindRequirement], int64(n))
+	if err := s.Import(ctx, snap, true); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -1,7 +1,8 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,10 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/reqgate/reqgate/core"
-	"github.com/reqgate/reqgate/core/storemetrics"
 )
 
 // Apply provisions the accounts of p in one transaction: all or nothing, and idempotent.
@@ -29,23 +27,24 @@ import (
 //
 // A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
 func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
-	defer storemetrics.Apply.UpdateDuration(time.Now())
 	if p == nil {
 		return nil
 	}
 	now := time.Now().Unix()
-	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		// One provisioning at a time across replicas: they all apply the same files at start.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockApply); err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
-		for i := range p.Accounts {
-			a := &p.Accounts[i]
-			if err := applyAccount(ctx, tx, a, now); err != nil {
-				return fmt.Errorf("account %q: %w", a.APIKey, err)
+	err := s.provisioning(func() error {
+		return s.db.Write(ctx, func(tx Tx) error {
+			// One provisioning at a time across replicas: they all apply the same files at start.
+			if err := s.d.lock(ctx, tx, lockApply); err != nil {
+				return err
 			}
-		}
-		return nil
+			for i := range p.Accounts {
+				a := &p.Accounts[i]
+				if err := s.applyAccount(ctx, tx, a, now); err != nil {
+					return fmt.Errorf("account %q: %w", a.APIKey, err)
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
@@ -59,18 +58,19 @@ var _ core.AccountApplier = (*applier)(nil)
 // applier carries the state of applying one account.
 type applier struct {
 	ctx     context.Context
-	tx      pgx.Tx
+	tx      Tx
 	account int64
 	apiKey  string
-	now     int64                     // UNIX seconds, the time of seed records
-	users   map[string]int64          // username -> id
-	reindex map[string]bool           // kinds whose searchable fields changed type
-	fields  map[string]map[int64]bool // kind -> its field ids, loaded once for the seed records
+	now     int64                               // UNIX seconds, the time of seed records
+	users   map[string]int64                    // username -> id
+	reindex map[string]bool                     // kinds whose searchable fields changed type
+	fields  map[string]map[int64]bool           // kind -> its field ids, loaded once for the seed records
+	types   map[string]map[int64]core.FieldType // kind -> its searchable fields, for the seed records
 }
 
-func applyAccount(ctx context.Context, tx pgx.Tx, a *core.AccountSpec, now int64) error {
+func (s *Store) applyAccount(ctx context.Context, tx Tx, a *core.AccountSpec, now int64) error {
 	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, now: now, users: map[string]int64{}, reindex: map[string]bool{},
-		fields: map[string]map[int64]bool{}}
+		fields: map[string]map[int64]bool{}, types: map[string]map[int64]core.FieldType{}}
 	return core.ApplyAccount(ap, a)
 }
 
@@ -94,7 +94,7 @@ func (ap *applier) Reindex() error {
 }
 
 func (ap *applier) UpsertObject(o core.Object) error {
-	_, err := ap.tx.Exec(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
+	err := ap.tx.Exec(ap.ctx, `INSERT INTO objects (account_id, api_prefix, unique_id, name_singular,
 		name_plural, description, id_prefix, custom) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (account_id, api_prefix) DO UPDATE SET name_singular = excluded.name_singular,
 		name_plural = excluded.name_plural, description = excluded.description, id_prefix = excluded.id_prefix,
@@ -143,7 +143,7 @@ func (ap *applier) upsertUser(u core.User, id int64) error {
 	if len(u.PasswordHash) > 0 {
 		hash = u.PasswordHash
 	}
-	_, err := ap.tx.Exec(ap.ctx, `INSERT INTO users (account_id, id, username, email, first_name, last_name,
+	err := ap.tx.Exec(ap.ctx, `INSERT INTO users (account_id, id, username, email, first_name, last_name,
 		status, deleted, password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (account_id, username) DO UPDATE SET id = excluded.id, email = excluded.email,
 		first_name = excluded.first_name, last_name = excluded.last_name, status = excluded.status,
@@ -162,7 +162,7 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 		if f.ID == 0 {
 			err := ap.tx.QueryRow(ap.ctx, `SELECT id FROM fields WHERE account_id = $1 AND kind = $2 AND label = $3
 				ORDER BY id LIMIT 1`, ap.account, kind, f.Label).Scan(&f.ID)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if errors.Is(err, sql.ErrNoRows) {
 				err = ap.tx.QueryRow(ap.ctx, "SELECT COALESCE(MAX(id), 0) + 1 FROM fields WHERE account_id = $1",
 					ap.account).Scan(&f.ID)
 			}
@@ -173,7 +173,7 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 		err := ap.tx.QueryRow(ap.ctx, "SELECT kind, type, list_type FROM fields WHERE account_id = $1 AND id = $2",
 			ap.account, f.ID).Scan(&curKind, &curType, &curList)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return fmt.Errorf("field %d: %w", f.ID, err)
 		case curKind != kind:
@@ -181,7 +181,7 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 		case curType != string(f.Type) && (core.Searchable(core.FieldType(curType)) || core.Searchable(f.Type)):
 			ap.reindex[kind] = true
 		}
-		if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,
+		if err := ap.tx.Exec(ap.ctx, `INSERT INTO fields (account_id, id, kind, label, type, special_purpose,
 			required, sort, help, default_value, max_size, list_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (account_id, id) DO UPDATE SET label = excluded.label, type = excluded.type,
 			special_purpose = excluded.special_purpose, required = excluded.required, sort = excluded.sort,
@@ -192,7 +192,7 @@ func (ap *applier) ApplyFields(kind string, fields []core.Field) error {
 			return fmt.Errorf("upsert field %d: %w", f.ID, err)
 		}
 		for _, o := range f.Options {
-			if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO field_options (account_id, field_id, value, label,
+			if err := ap.tx.Exec(ap.ctx, `INSERT INTO field_options (account_id, field_id, value, label,
 				descr, sort, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7)
 				ON CONFLICT (account_id, field_id, value) DO UPDATE SET label = excluded.label, descr = excluded.descr,
 				sort = excluded.sort, is_default = excluded.is_default`,
@@ -235,7 +235,7 @@ func (ap *applier) ApplyView(v core.ViewSpec) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO views (account_id, id, kind, name, description, created_by,
+	if err := ap.tx.Exec(ap.ctx, `INSERT INTO views (account_id, id, kind, name, description, created_by,
 		conditions) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (account_id, id) DO UPDATE SET kind = excluded.kind, name = excluded.name,
 		description = excluded.description, created_by = excluded.created_by, conditions = excluded.conditions`,
@@ -269,7 +269,9 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 			ids[f.ID] = true
 		}
 		ap.fields[r.Kind] = ids
+		ap.types[r.Kind] = newKindInfo(fields).searchable
 	}
+	types := ap.types[r.Kind]
 	for fid := range r.Values {
 		if !ids[fid] {
 			return core.Invalid(what, "unknown field field_"+strconv.FormatInt(fid, 10)+" of kind "+r.Kind)
@@ -280,25 +282,23 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	if err != nil {
 		return err
 	}
-	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, "SELECT "+recordCols+
-		" FROM records WHERE account_id = $1 AND kind = $2 AND id = $3", ap.account, r.Kind, r.ID))
+	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, qRecord, ap.account, r.Kind, r.ID))
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sql.ErrNoRows):
 		created := r.CreatedTime
 		if created == 0 {
 			created = now
 		}
 		rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
 			LastUpdatedTime: created, LastUpdatedBy: by}
-		if err := insertRecord(ap.ctx, ap.tx, ap.account, rec, enc); err != nil {
+		b := &Batch{}
+		queueInsertRecord(b, ap.account, rec, enc)
+		b.Queue(qRaiseID, ap.account, r.Kind, r.ID)
+		queueReindex(b, types, ap.account, r.Kind, r.ID, nil, vals)
+		if err := runBatch(ap.ctx, ap.tx, b); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO counters (account_id, kind, last_id) VALUES ($1, $2, $3)
-			ON CONFLICT (account_id, kind) DO UPDATE SET last_id = GREATEST(counters.last_id, excluded.last_id)`,
-			ap.account, r.Kind, r.ID); err != nil {
-			return fmt.Errorf("%s: raise id counter: %w", what, err)
-		}
-		return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, nil, vals)
+		return nil
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -308,19 +308,21 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	}
 	if maps.Equal(cur.Values, vals) {
 		if created != cur.CreatedTime || by != cur.CreatedBy {
-			if _, err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
+			if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
 				WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 		return nil
 	}
-	if _, err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
-		last_updated_time = $3, last_updated_by = $4, vals = $5::text::jsonb WHERE account_id = $6 AND kind = $7 AND id = $8`,
+	if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
+		last_updated_time = $3, last_updated_by = $4, vals = $5 WHERE account_id = $6 AND kind = $7 AND id = $8`,
 		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return reindex(ap.ctx, ap.tx, ap.account, r.Kind, r.ID, cur.Values, vals)
+	b := &Batch{}
+	queueReindex(b, types, ap.account, r.Kind, r.ID, cur.Values, vals)
+	return runBatch(ap.ctx, ap.tx, b)
 }
 
 func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
@@ -346,7 +348,7 @@ func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {
 	if r.Type == "related" && (r.ToKind < r.FromKind || r.ToKind == r.FromKind && r.ToID < r.FromID) {
 		r.FromKind, r.FromID, r.ToKind, r.ToID = r.ToKind, r.ToID, r.FromKind, r.FromID
 	}
-	if _, err := ap.tx.Exec(ap.ctx, `INSERT INTO relationships (account_id, from_kind, from_id,
+	if err := ap.tx.Exec(ap.ctx, `INSERT INTO relationships (account_id, from_kind, from_id,
 		to_kind, to_id, type) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 		ap.account, r.FromKind, r.FromID, r.ToKind, r.ToID, r.Type); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -1,50 +1,48 @@
-package postgres
+package sqlstore
+
+// Whole accounts as core.Snapshot, for `reqgate store copy`: an account moves between any two stores,
+// SQLite or PostgreSQL, without translation.
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/reqgate/reqgate/core"
 )
 
-var (
-	_ core.Exporter = (*Store)(nil)
-	_ core.Importer = (*Store)(nil)
-)
-
 // APIKeys lists the api_keys of every account, sorted byte-wise.
 func (s *Store) APIKeys(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT api_key FROM accounts ORDER BY api_key COLLATE "C"`)
-	if err != nil {
-		return nil, fmt.Errorf("api keys: %w", err)
-	}
-	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	var keys []string
+	err := each(ctx, s.db, "SELECT api_key FROM accounts ORDER BY api_key"+s.d.Bytewise, nil, func(rows Rows) error {
+		var k string
+		err := rows.Scan(&k)
+		keys = append(keys, k)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("api keys: %w", err)
 	}
 	return keys, nil
 }
 
-// Export reads one account in one REPEATABLE READ transaction, so the snapshot is consistent even while
-// replicas keep writing.
+// Export reads one account in one read-only transaction, so the snapshot is consistent while the store keeps
+// writing. core.ErrNotFound for an unknown api_key.
 func (s *Store) Export(ctx context.Context, apiKey string) (*core.Snapshot, error) {
 	var snap *core.Snapshot
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error {
-			var err error
-			snap, err = export(ctx, tx, apiKey)
-			return err
-		})
+	err := s.db.Snapshot(ctx, func(tx Tx) error {
+		var err error
+		snap, err = s.export(ctx, tx, apiKey)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("export account %q: %w", apiKey, err)
 	}
 	return snap, nil
 }
 
-func export(ctx context.Context, tx pgx.Tx, apiKey string) (*core.Snapshot, error) {
+func (s *Store) export(ctx context.Context, tx Tx, apiKey string) (*core.Snapshot, error) {
 	snap := &core.Snapshot{APIKey: apiKey, Counters: map[string]int64{}}
 	var id int64
 	if err := tx.QueryRow(ctx, "SELECT id, name FROM accounts WHERE api_key = $1", apiKey).Scan(&id, &snap.Name); err != nil {
@@ -54,7 +52,7 @@ func export(ctx context.Context, tx pgx.Tx, apiKey string) (*core.Snapshot, erro
 	if snap.Users, err = loadUsers(ctx, tx, id); err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}
-	if snap.Objects, err = loadObjects(ctx, tx, id); err != nil {
+	if snap.Objects, err = s.loadObjects(ctx, tx, id); err != nil {
 		return nil, fmt.Errorf("objects: %w", err)
 	}
 	for _, o := range snap.Objects {
@@ -64,68 +62,52 @@ func export(ctx context.Context, tx pgx.Tx, apiKey string) (*core.Snapshot, erro
 		}
 		snap.Fields = append(snap.Fields, fs...)
 	}
-	rows, err := tx.Query(ctx, `SELECT id, kind, name, description, created_by, conditions FROM views
-		WHERE account_id = $1 ORDER BY id`, id)
-	if err != nil {
-		return nil, fmt.Errorf("views: %w", err)
-	}
-	snap.Views, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.View, error) {
-		var v core.View
-		err := r.Scan(&v.ID, &v.Kind, &v.Name, &v.Description, &v.CreatedBy, &v.Conditions)
-		return v, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("views: %w", err)
-	}
-	rows, err = tx.Query(ctx, "SELECT "+recordCols+` FROM records WHERE account_id = $1 ORDER BY kind COLLATE "C", id`, id)
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	snap.Records, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.Record, error) { return scanRecord(r) })
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	rows, err = tx.Query(ctx, `SELECT kind, record_id, seq, field_id, user_id, time, old, new FROM history
-		WHERE account_id = $1 ORDER BY kind COLLATE "C", record_id, field_id, seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	snap.History, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.HistoryEntry, error) {
-		var h core.HistoryEntry
-		err := r.Scan(&h.Kind, &h.RecordID, &h.Seq, &h.FieldID, &h.UserID, &h.Time, &h.Old, &h.New)
-		return h, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	rows, err = tx.Query(ctx, `SELECT from_kind, from_id, to_kind, to_id, type FROM relationships
-		WHERE account_id = $1 ORDER BY from_kind COLLATE "C", from_id, to_kind COLLATE "C", to_id, type COLLATE "C"`, id)
-	if err != nil {
-		return nil, fmt.Errorf("relationships: %w", err)
-	}
-	snap.Relationships, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.StoredRelation, error) {
-		var x core.StoredRelation
-		err := r.Scan(&x.FromKind, &x.FromID, &x.ToKind, &x.ToID, &x.Type)
-		return x, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("relationships: %w", err)
-	}
-	rows, err = tx.Query(ctx, "SELECT kind, last_id FROM counters WHERE account_id = $1", id)
-	if err != nil {
-		return nil, fmt.Errorf("counters: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind string
-		var last int64
-		if err := rows.Scan(&kind, &last); err != nil {
-			return nil, fmt.Errorf("counters: %w", err)
+	bw := s.d.Bytewise
+	for _, t := range []struct {
+		what, query string
+		scan        func(Rows) error
+	}{
+		{"views", "SELECT id, kind, name, description, created_by, conditions FROM views WHERE account_id = $1 ORDER BY id",
+			func(rows Rows) error {
+				var v core.View
+				err := rows.Scan(&v.ID, &v.Kind, &v.Name, &v.Description, &v.CreatedBy, &v.Conditions)
+				snap.Views = append(snap.Views, v)
+				return err
+			}},
+		{"records", "SELECT " + recordCols + " FROM records WHERE account_id = $1 ORDER BY kind" + bw + ", id",
+			func(rows Rows) error {
+				r, err := scanRecord(rows)
+				snap.Records = append(snap.Records, r)
+				return err
+			}},
+		{"history", `SELECT kind, record_id, seq, field_id, user_id, time, old, new FROM history WHERE account_id = $1
+			ORDER BY kind` + bw + ", record_id, field_id, seq",
+			func(rows Rows) error {
+				var h core.HistoryEntry
+				err := rows.Scan(&h.Kind, &h.RecordID, &h.Seq, &h.FieldID, &h.UserID, &h.Time, &h.Old, &h.New)
+				snap.History = append(snap.History, h)
+				return err
+			}},
+		{"relationships", `SELECT from_kind, from_id, to_kind, to_id, type FROM relationships WHERE account_id = $1
+			ORDER BY from_kind` + bw + ", from_id, to_kind" + bw + ", to_id, type" + bw,
+			func(rows Rows) error {
+				var x core.StoredRelation
+				err := rows.Scan(&x.FromKind, &x.FromID, &x.ToKind, &x.ToID, &x.Type)
+				snap.Relationships = append(snap.Relationships, x)
+				return err
+			}},
+		{"counters", "SELECT kind, last_id FROM counters WHERE account_id = $1",
+			func(rows Rows) error {
+				var kind string
+				var last int64
+				err := rows.Scan(&kind, &last)
+				snap.Counters[kind] = last
+				return err
+			}},
+	} {
+		if err := each(ctx, tx, t.query, []any{id}, t.scan); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.what, err)
 		}
-		snap.Counters[kind] = last
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("counters: %w", err)
 	}
 	return snap, nil
 }
@@ -134,40 +116,42 @@ func export(ctx context.Context, tx pgx.Tx, apiKey string) (*core.Snapshot, erro
 var accountTables = []string{"terms", "history", "relationships", "counters", "records", "views", "field_options",
 	"fields", "objects", "users"}
 
-// Import writes the account of snap in one transaction (COPY for the bulk rows) and rebuilds its search
-// terms. An account with the same api_key is core.ErrConflict unless replace is set; then its rows are
-// deleted first and its internal id is kept. Provisioning is held off (advisory lock) meanwhile.
+// Import writes the account of snap in one transaction and rebuilds its search terms. An account with the
+// same api_key is core.ErrConflict unless replace is set; then its rows are deleted first and its internal
+// id is kept. Provisioning is held off meanwhile (the Apply lock), and with a cache, record writes too.
 func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) error {
 	if snap == nil || snap.APIKey == "" {
 		return fmt.Errorf("import: %w", core.Invalid("api_key", "empty"))
 	}
-	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockApply); err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
-		var id int64
-		err := tx.QueryRow(ctx, "SELECT id FROM accounts WHERE api_key = $1", snap.APIKey).Scan(&id)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			if err := tx.QueryRow(ctx, "INSERT INTO accounts (api_key, name) VALUES ($1, $2) RETURNING id",
-				snap.APIKey, snap.Name).Scan(&id); err != nil {
-				return fmt.Errorf("insert account: %w", err)
+	err := s.provisioning(func() error {
+		return s.db.Write(ctx, func(tx Tx) error {
+			if err := s.d.lock(ctx, tx, lockApply); err != nil {
+				return err
 			}
-		case err != nil:
-			return err
-		case !replace:
-			return fmt.Errorf("the target already holds this account (replace it with --replace): %w", core.ErrConflict)
-		default:
-			for _, t := range accountTables {
-				if _, err := tx.Exec(ctx, "DELETE FROM "+t+" WHERE account_id = $1", id); err != nil {
-					return fmt.Errorf("clear %s: %w", t, err)
+			var id int64
+			err := tx.QueryRow(ctx, "SELECT id FROM accounts WHERE api_key = $1", snap.APIKey).Scan(&id)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				if err := tx.QueryRow(ctx, "INSERT INTO accounts (api_key, name) VALUES ($1, $2) RETURNING id",
+					snap.APIKey, snap.Name).Scan(&id); err != nil {
+					return fmt.Errorf("insert account: %w", err)
+				}
+			case err != nil:
+				return err
+			case !replace:
+				return fmt.Errorf("the target already holds this account (replace it with --replace): %w", core.ErrConflict)
+			default:
+				for _, t := range accountTables {
+					if err := tx.Exec(ctx, "DELETE FROM "+t+" WHERE account_id = $1", id); err != nil {
+						return fmt.Errorf("clear %s: %w", t, err)
+					}
+				}
+				if err := tx.Exec(ctx, "UPDATE accounts SET name = $1 WHERE id = $2", snap.Name, id); err != nil {
+					return fmt.Errorf("update account: %w", err)
 				}
 			}
-			if _, err := tx.Exec(ctx, "UPDATE accounts SET name = $1 WHERE id = $2", snap.Name, id); err != nil {
-				return fmt.Errorf("update account: %w", err)
-			}
-		}
-		return importRows(ctx, tx, id, snap)
+			return importRows(ctx, tx, id, snap)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("import account %q: %w", snap.APIKey, err)
@@ -175,7 +159,7 @@ func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) e
 	return nil
 }
 
-func importRows(ctx context.Context, tx pgx.Tx, id int64, snap *core.Snapshot) error {
+func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error {
 	var users, objects, fields, options, views, records, history, rels, counters [][]any
 	for _, u := range snap.Users {
 		var hash any
@@ -241,7 +225,7 @@ func importRows(ctx context.Context, tx pgx.Tx, id int64, snap *core.Snapshot) e
 		if len(c.rows) == 0 {
 			continue
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{c.table}, c.cols, pgx.CopyFromRows(c.rows)); err != nil {
+		if err := tx.CopyRows(ctx, c.table, c.cols, c.rows); err != nil {
 			return fmt.Errorf("copy %s: %w", c.table, err)
 		}
 	}

@@ -1,4 +1,4 @@
--- 0001: the initial schema of the core store on PostgreSQL. It mirrors core/sqlite/migrations/0001_init.sql
+-- 0001: the initial schema of the core store on PostgreSQL. It mirrors the SQLite dialect's 0001_init.sql
 -- table for table, so that a snapshot of an account moves between the two without translation.
 -- Every table is scoped by account_id; ids of users, fields, views and records are the ids the interface shows.
 

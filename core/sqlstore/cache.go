@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/reqgate/reqgate/core"
 )
 
-// metaCache keeps what only Apply changes (accounts, objects, field definitions) in memory, because the HTTP
-// layer asks for them on nearly every request. Apply empties it after it commits. A load that raced with an
+// metaCache keeps what only Apply and Import change (accounts, objects, field definitions) in memory, because
+// the HTTP layer asks for them on nearly every request. Apply and Import empty it after they commit. A load that raced with an
 // Apply is not kept: entries are stored only when the generation they were read under is still current.
 // Only found things are cached, so unknown keys sent by clients cannot grow it.
 type metaCache struct {
@@ -30,7 +30,7 @@ type kindKey struct {
 type kindInfo struct {
 	fields     []core.Field             // ordered by sort, then id
 	searchable map[int64]core.FieldType // Picklist and Textbox fields by id
-	titlePath  any                      // JSON path of the title value in vals, or nil without a title field
+	titleKey   any                      // key of the title value in vals ("103"), or nil without a title field
 }
 
 func (c *metaCache) generation() uint64 {
@@ -103,14 +103,21 @@ func (c *metaCache) putKind(gen uint64, account int64, kind string, ki *kindInfo
 	c.kinds[kindKey{account, kind}] = ki
 }
 
-// kindInfo returns what the store knows about a kind (cached), or core.ErrNotFound. The result is shared:
-// callers must not modify it.
+// kindInfo returns what the store knows about a kind (cached when the store caches), or core.ErrNotFound. The
+// result is shared: callers must not modify it.
 func (s *Store) kindInfo(ctx context.Context, accountID int64, kind string) (*kindInfo, error) {
+	if s.cache == nil {
+		fs, err := loadFields(ctx, s.db, accountID, kind)
+		if err != nil {
+			return nil, err
+		}
+		return newKindInfo(fs), nil
+	}
 	if ki := s.cache.kind(accountID, kind); ki != nil {
 		return ki, nil
 	}
 	gen := s.cache.generation()
-	fs, err := loadFields(ctx, s.r, accountID, kind)
+	fs, err := loadFields(ctx, s.db, accountID, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +132,8 @@ func newKindInfo(fs []core.Field) *kindInfo {
 		if core.Searchable(f.Type) {
 			ki.searchable[f.ID] = f.Type
 		}
-		if f.SpecialPurpose == "title" && ki.titlePath == nil {
-			ki.titlePath = `$."` + strconv.FormatInt(f.ID, 10) + `"`
+		if f.SpecialPurpose == "title" && ki.titleKey == nil {
+			ki.titleKey = strconv.FormatInt(f.ID, 10)
 		}
 	}
 	return ki
