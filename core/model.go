@@ -1,5 +1,5 @@
 // Package core is the requirements-management service behind reqgate: the domain types of the XML REST
-// interface of spec/api.md (accounts, users, objects, fields, records, views, relationships, field history),
+// interface of docs/api.md (accounts, users, objects, fields, records, views, relationships, field history),
 // the Store contract its storage engines implement, and the rules shared by the HTTP layer and the account
 // file (value validation, the search-condition language).
 //
@@ -187,5 +187,5 @@ type View struct {
 	Name        string
 	Description string
 	CreatedBy   int64  // user id
-	Conditions  string // the search-condition language of spec/api.md; empty: every live record of the kind
+	Conditions  string // the search-condition language of docs/api.md; empty: every live record of the kind
 }

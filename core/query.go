@@ -12,7 +12,7 @@ var (
 	userAttrs = map[string]bool{"created_by": true, "last_updated_by": true}
 )
 
-// ParseConditions reads the search-condition language of spec/api.md: conditions written raw in a query
+// ParseConditions reads the search-condition language (docs/api.md, The search condition language): conditions written raw in a query
 // string (created_time>1262493473&field_103=1), joined by '&', with the operator raw or percent-encoded.
 // It checks only the syntax; CheckConditions checks them against the kind's fields.
 func ParseConditions(raw string) ([]Condition, error) {

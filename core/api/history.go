@@ -94,7 +94,7 @@ func renderHistory(f core.Field, changes []core.Change, users []core.User) []byt
 	return x.bytes()
 }
 
-// historyValue writes one old_value or new_value in the shape spec/api.md gives for the field's type. An
+// historyValue writes one old_value or new_value in the shape docs/api.md (Field history) gives for the field's type. An
 // empty value is an empty element whatever the type.
 func (x *xmlw) historyValue(name string, f core.Field, v string, users map[int64]core.User) {
 	if v == "" {

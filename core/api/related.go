@@ -28,7 +28,7 @@ func (s *Server) getRelated(w http.ResponseWriter, r *http.Request, c *call, seg
 	writeXML(w, http.StatusOK, renderRelated(obj.APIPrefix, id, rels))
 }
 
-// relatedGroups are the groups of a related-items response in the order Part 2 of spec/api.md gives.
+// relatedGroups are the groups of a related-items response in the order docs/api.md (Related items) gives.
 var relatedGroups = []struct{ group, kind string }{
 	{"requirements", core.KindRequirement},
 	{"features", core.KindFeature},

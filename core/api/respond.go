@@ -35,7 +35,7 @@ func methodNotAllowed(w http.ResponseWriter, allow string) error {
 	return &httpError{http.StatusMethodNotAllowed, "Method not allowed; this resource allows " + allow + "."}
 }
 
-// writeError writes err as the <error><message> body of spec/api.md Part 2 with its status:
+// writeError writes err as the <error><message> body of docs/api.md (Errors) with its status:
 // core.ErrNotFound 404, core.ErrConflict 409, core.ErrInvalid (and *core.ValidationError, naming the
 // field) 400, anything else 500 "Internal error." with the detail only logged.
 func (s *Server) writeError(w http.ResponseWriter, err error) {

@@ -1,4 +1,4 @@
-// Package api serves the core's XML REST interface (spec/api.md) over net/http: the record operations of
+// Package api serves the core's XML REST interface (docs/api.md) over net/http: the record operations of
 // re, ft, uc and custom objects, field lists, users, and (in the version-2-only files) views, related items,
 // field history and search, plus /healthz and /readyz.
 //

@@ -69,7 +69,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 	x.release()
 }
 
-// writeUser writes one <user> in the element order of spec Part 2. <deleted> is empty for a live user
+// writeUser writes one <user> in the element order of docs/api.md (Users). <deleted> is empty for a live user
 // (as in the samples) and 1 for a deleted one.
 func writeUser(x *xmlw, u core.User) {
 	x.open("user")
