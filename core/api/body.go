@@ -5,7 +5,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
@@ -44,6 +46,28 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 		return nil, &httpError{http.StatusBadRequest, "The request body could not be read."}
 	}
 	return body, nil
+}
+
+// checkContentType accepts the Content-Type of a record write: an XML media type (application/xml, text/xml,
+// application/*+xml, with any parameters), or none at all. Anything else is 415. JSON is translated to XML by
+// the gateway and never reaches the core as JSON, so the core has no other type to accept. A request without
+// a Content-Type is read as XML because clients of the mirrored service that never set one (bare HTTP
+// libraries send none) have always been served; the body must still be well-formed XML.
+func checkContentType(header string) error {
+	if strings.TrimSpace(header) == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(header)
+	if err != nil {
+		return &httpError{http.StatusUnsupportedMediaType,
+			"The Content-Type " + strconv.Quote(clip(header)) + " cannot be read; send the record as application/xml."}
+	}
+	if mt == "application/xml" || mt == "text/xml" ||
+		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+xml") {
+		return nil
+	}
+	return &httpError{http.StatusUnsupportedMediaType,
+		"The Content-Type " + clip(mt) + " is not supported; send the record as application/xml."}
 }
 
 // parseRecordBody parses <root><fields><field><name>..</name><value>..</value></field>..</fields></root>.

@@ -104,6 +104,54 @@ func TestWriteErrors(t *testing.T) {
 	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: body("requirement", "id", id, "field_101", "y")}, http.StatusOK)
 }
 
+// A write is read only as XML: an XML media type (with any parameters), or no Content-Type at all as existing
+// clients send; any other type is 415 naming it.
+func TestWriteContentType(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api2", "re", body("requirement", "field_101", "x"))
+	tests := []struct {
+		contentType string
+		status      int // of a create; an update answers 200 where a create answers 201
+	}{
+		{"application/xml", http.StatusCreated},
+		{"application/xml; charset=utf-8", http.StatusCreated},
+		{"Application/XML;charset=\"UTF-8\"", http.StatusCreated},
+		{"text/xml", http.StatusCreated},
+		{"application/vnd.acme.requirement+xml", http.StatusCreated},
+		{"", http.StatusCreated}, // none at all
+		{"application/json", http.StatusUnsupportedMediaType},
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"text/plain; charset=utf-8", http.StatusUnsupportedMediaType},
+		{"multipart/form-data; boundary=x", http.StatusUnsupportedMediaType},
+		{"text/xml+json", http.StatusUnsupportedMediaType},
+		{"application/", http.StatusUnsupportedMediaType},
+		{"xml", http.StatusUnsupportedMediaType},
+	}
+	for _, tt := range tests {
+		for _, method := range []string{"POST", "PUT"} {
+			t.Run(method+" "+tt.contentType, func(t *testing.T) {
+				e := e.on(t)
+				path, want := "/api2/acme/re", tt.status
+				if method == "PUT" {
+					path += "/" + id
+					if want == http.StatusCreated {
+						want = http.StatusOK
+					}
+				}
+				res := e.must(req{Method: method, Path: path, Body: body("requirement", "field_101", "y"),
+					Header: map[string]string{"Content-Type": tt.contentType}}, want)
+				if want != http.StatusUnsupportedMediaType {
+					return
+				}
+				msg := errorMessage(t, res.Body)
+				if !strings.Contains(msg, "Content-Type") || !strings.Contains(msg, "application/xml") {
+					t.Errorf("message %q does not name the Content-Type and the one to send", msg)
+				}
+			})
+		}
+	}
+}
+
 // twoValues is a requirement body whose one field, name, holds the given <value> elements.
 func twoValues(name, values string) string {
 	return "<requirement><fields><field><name>" + name + "</name>" + values + "</field></fields></requirement>"
