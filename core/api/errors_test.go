@@ -152,6 +152,50 @@ func TestWriteContentType(t *testing.T) {
 	}
 }
 
+// A write in another encoding than UTF-8 is read when the core knows the encoding (a byte-order mark, the
+// XML declaration, or the Content-Type's charset says which), and otherwise refused with a message naming
+// the encoding, never as XML that is not well formed.
+func TestWriteEncodings(t *testing.T) {
+	e := start(t, fixedClock())
+	doc := func(decl, title string) string {
+		return decl + "<requirement><fields><field><name>field_101</name><value>" + title +
+			"</value></field></fields></requirement>"
+	}
+	tests := []struct {
+		name, body, contentType string
+		title                   string // read back; "" when refused
+		mention                 string // in the refusal
+	}{
+		{"utf-8 byte-order mark", "\xef\xbb\xbf" + doc(`<?xml version="1.0" encoding="UTF-8"?>`, "Caf\xc3\xa9"), "", "Café", ""},
+		{"iso-8859-1 declared", doc(`<?xml version="1.0" encoding="ISO-8859-1"?>`, "Caf\xe9"), "", "Café", ""},
+		{"windows-1252 declared", doc(`<?xml version="1.0" encoding="windows-1252"?>`, "\x80 5"), "", "€ 5", ""},
+		{"iso-8859-1 by charset", doc("", "Caf\xe9"), "application/xml; charset=ISO-8859-1", "Café", ""},
+		{"unsupported declared", doc(`<?xml version="1.0" encoding="Shift_JIS"?>`, "x"), "", "", "The encoding Shift_JIS is not supported"},
+		{"unsupported charset", doc("", "x"), "text/xml; charset=koi8-r", "", "The encoding koi8-r is not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.on(t)
+			r := req{Method: "POST", Path: "/api2/acme/re", Body: tt.body}
+			if tt.contentType != "" {
+				r.Header = map[string]string{"Content-Type": tt.contentType}
+			}
+			if tt.title == "" {
+				msg := errorMessage(t, e.must(r, http.StatusUnsupportedMediaType).Body)
+				if !strings.Contains(msg, tt.mention) || strings.Contains(msg, "well formed") || strings.Contains(msg, "xml:") {
+					t.Errorf("message %q, want one that says %q", msg, tt.mention)
+				}
+				return
+			}
+			loc := e.must(r, http.StatusCreated).Header.Get("Location")
+			got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
+			if got["field_101"] != tt.title {
+				t.Errorf("title read back %q, want %q", got["field_101"], tt.title)
+			}
+		})
+	}
+}
+
 // twoValues is a requirement body whose one field, name, holds the given <value> elements.
 func twoValues(name, values string) string {
 	return "<requirement><fields><field><name>" + name + "</name>" + values + "</field></fields></requirement>"

@@ -104,12 +104,13 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj 
 	}
 	// An empty body is refused below as XML without a root element, whatever its type: the gateway forwards an
 	// empty JSON body untranslated, and "no root element" is what is wrong with it.
+	var charset string
 	if len(data) > 0 {
-		if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		if charset, err = checkContentType(r.Header.Get("Content-Type")); err != nil {
 			return writeValues{}, err
 		}
 	}
-	body, err := parseRecordBody(data, obj.RootElement())
+	body, err := parseRecordBody(data, obj.RootElement(), charset)
 	if err != nil {
 		return writeValues{}, err
 	}
