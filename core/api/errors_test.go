@@ -312,6 +312,43 @@ func TestRouting(t *testing.T) {
 	}
 }
 
+// A 404 names what does not exist: the record with the prefix the interface shows, the view, the field, the
+// user, the object.
+func TestNotFoundMessages(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api2", "re", body("requirement", "field_101", "x"))
+	e.must(req{Method: "DELETE", Path: "/api2/acme/re/" + id}, http.StatusOK)
+	tests := []struct {
+		method, path, body, want string
+	}{
+		{"GET", "/api2/acme/re/999", "", "The record RE-999 does not exist."},
+		{"GET", "/api/acme/uc/999", "", "The record UC-999 does not exist."},
+		{"GET", "/api2/acme/re/" + id, "", "The record RE-" + id + " does not exist."}, // deleted
+		{"PUT", "/api/acme/ft/999", body("feature", "field_201", "x"), "The record FT-999 does not exist."},
+		{"DELETE", "/api2/acme/risk/999", "", "The record CO-999 does not exist."},
+		{"GET", "/api2/acme/re/999/related", "", "The record RE-999 does not exist."},
+		{"GET", "/api2/acme/re/abc/related", "", "The record RE-abc does not exist."},
+		{"GET", "/api2/acme/re/999/fieldhistory/101", "", "The record RE-999 does not exist."},
+		{"GET", "/api2/acme/re/" + id + "/fieldhistory/101", "", "The record RE-" + id + " does not exist."},
+		{"GET", "/api2/acme/risk/1/fieldhistory/101", "", "The field 101 of risk does not exist."},
+		{"GET", "/api2/acme/re/view/99", "", "The view 99 of re does not exist."},
+		{"GET", "/api2/acme/ft/view/99/search?created_by=5", "", "The view 99 of ft does not exist."},
+		{"GET", "/api/acme/user/99", "", "The user 99 does not exist."},
+		{"GET", "/api2/acme/user/nobody@acme.test", "", "No user has the email address nobody@acme.test."},
+		{"GET", "/api2/acme/zz/1", "", "The object zz does not exist."},
+		{"GET", "/api/acme/risk/1", "", "The object risk does not exist in version 1; custom objects need version 2 (/api2/)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			e := e.on(t)
+			res := e.must(req{Method: tt.method, Path: tt.path, Body: tt.body}, http.StatusNotFound)
+			if got := errorMessage(t, res.Body); got != tt.want {
+				t.Errorf("message %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // Bodies above MaxBodyBytes get 413, announced by Content-Length or found while reading a chunked body.
 func TestBodyTooLarge(t *testing.T) {
 	e := start(t, api.Options{MaxBodyBytes: 1024})

@@ -19,7 +19,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, c *call, obj 
 	}
 	rec, err := s.st.Record(ctx, c.Account.ID, obj.APIPrefix, id)
 	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
-		s.writeError(w, errRecordNotFound)
+		s.writeError(w, recordNotFound(obj, strconv.FormatInt(id, 10)))
 		return
 	}
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	u := core.Update{Values: wv.values, VersionComment: wv.comment, UserID: c.User.ID, Time: s.now().Unix()}
 	if _, err := s.st.UpdateRecord(ctx, c.Account.ID, obj.APIPrefix, id, u); err != nil {
 		if errors.Is(err, core.ErrNotFound) {
-			err = errRecordNotFound
+			err = recordNotFound(obj, strconv.FormatInt(id, 10))
 		}
 		s.writeError(w, fmt.Errorf("update %s %d: %w", obj.APIPrefix, id, err))
 		return
@@ -88,7 +88,7 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	case err == nil:
 		writeEmpty(w, http.StatusOK)
 	case errors.Is(err, core.ErrNotFound):
-		s.writeError(w, errRecordNotFound)
+		s.writeError(w, recordNotFound(obj, strconv.FormatInt(id, 10)))
 	case errors.Is(err, core.ErrConflict):
 		s.writeError(w, &httpError{http.StatusConflict, "The record " + obj.WirePrefix() + strconv.FormatInt(id, 10) + " is already deleted."})
 	default:

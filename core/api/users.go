@@ -43,7 +43,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 				return
 			}
 		}
-		s.writeError(w, &httpError{http.StatusNotFound, "The user does not exist."})
+		s.writeError(w, &httpError{http.StatusNotFound, "The user " + seg + " does not exist."})
 		return
 	}
 	if !strings.Contains(seg, "@") {
@@ -62,7 +62,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 	x.close("users")
 	if n == 0 {
 		x.release()
-		s.writeError(w, &httpError{http.StatusNotFound, "No user has that email address."})
+		s.writeError(w, &httpError{http.StatusNotFound, "No user has the email address " + clip(seg) + "."})
 		return
 	}
 	writeXML(w, http.StatusOK, x.bytes())
