@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core/api"
 )
 
 // The full record read of a requirement with every field type set, in version 2 (CDATA, value_plaintext)
@@ -224,6 +227,45 @@ func TestUpdateRecordsHistory(t *testing.T) {
 	}
 	if got, want := changes[0].Old+"->"+changes[0].New, "1->2"; got != want {
 		t.Errorf("change %s, want %s", got, want)
+	}
+}
+
+// An update makes a version only when it changes something: a PUT of the stored values makes none (no new
+// version_number, last update or history), and a version comment belongs to the version that carried it.
+func TestUpdateVersions(t *testing.T) {
+	c := &clock{t: time.Unix(1700000000, 0)}
+	e := start(t, api.Options{Now: c.Now})
+	id := e.create("/api2", "re", body("requirement", "field_101", "A", "version_comment", "first"))
+	path := "/api2/acme/re/" + id
+	steps := []struct {
+		name                string
+		body                string
+		version, updated    string // version_number and last_updated_time read back
+		comment, historyLen string
+	}{
+		{"same value", body("requirement", "field_101", "A"), "1", "1700000000", "first", "0"},
+		{"same value and comment", body("requirement", "field_101", "A", "version_comment", "first"), "1", "1700000000", "first", "0"},
+		{"same value, empty comment", body("requirement", "field_101", "A", "version_comment", ""), "1", "1700000000", "first", "0"},
+		{"change without a comment", body("requirement", "field_101", "B"), "2", "1700000040", "", "1"},
+		{"change with a comment", body("requirement", "field_101", "C", "version_comment", "why"), "3", "1700000050", "why", "2"},
+		{"same again", body("requirement", "field_101", "C", "field_106", ""), "3", "1700000050", "why", "2"},
+		{"a new comment alone", body("requirement", "version_comment", "reviewed"), "4", "1700000070", "reviewed", "2"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			e := e.on(t)
+			c.Add(10 * time.Second)
+			e.must(req{Method: "PUT", Path: path, Body: st.body}, http.StatusOK)
+			got := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			if got["version_number"] != st.version || got["last_updated_time"] != st.updated || got["version_comment"] != st.comment {
+				t.Errorf("version_number %s, last_updated_time %s, version_comment %q; want %s, %s, %q",
+					got["version_number"], got["last_updated_time"], got["version_comment"], st.version, st.updated, st.comment)
+			}
+			h := e.must(req{Path: path + "/fieldhistory/101"}, http.StatusOK).Body
+			if n := strconv.Itoa(strings.Count(h, "<history>")); n != st.historyLen {
+				t.Errorf("%s history entries of field_101, want %s:\n%s", n, st.historyLen, h)
+			}
+		})
 	}
 }
 

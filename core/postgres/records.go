@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,8 +153,9 @@ func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 	return first
 }
 
-// UpdateRecord applies a partial update to a live record; every changed value becomes one history entry
-// whose sequence number is the version the update produces. SELECT ... FOR UPDATE serialises updates of one
+// UpdateRecord applies a partial update to a live record (core.Update.Changes decides whether it makes a new
+// version); every changed value becomes one history entry whose sequence number is the version the update
+// produces. SELECT ... FOR UPDATE serialises updates of one
 // record across replicas: the second waits, then reads the row the first committed, so neither the version
 // nor a change is lost.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
@@ -185,18 +185,17 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
 		}
+		changed, newVersion := u.Changes(rec)
+		if !newVersion {
+			return nil // the lock ends with the transaction; nothing was written
+		}
 		old := maps.Clone(rec.Values)
 		rec.Version++
 		rec.LastUpdatedTime, rec.LastUpdatedBy = u.Time, u.UserID
-		if u.VersionComment != nil {
-			rec.VersionComment = *u.VersionComment
-		}
+		rec.VersionComment = u.Comment()
 		b = &pgx.Batch{}
-		for _, fid := range slices.Sorted(maps.Keys(u.Values)) {
+		for _, fid := range changed {
 			was, now := old[fid], u.Values[fid]
-			if was == now {
-				continue
-			}
 			if now == "" {
 				delete(rec.Values, fid)
 			} else {

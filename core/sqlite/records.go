@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/reqgate/reqgate/core"
@@ -124,8 +123,9 @@ func cleanValues(v map[int64]string) map[int64]string {
 	return out
 }
 
-// UpdateRecord applies a partial update to a live record; every changed value becomes one history entry
-// whose sequence number is the version the update produces.
+// UpdateRecord applies a partial update to a live record (core.Update.Changes decides whether it makes a new
+// version); every changed value becomes one history entry whose sequence number is the version the update
+// produces.
 func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
 	defer storemetrics.UpdateRecord.UpdateDuration(time.Now())
 	s.applyMu.RLock()
@@ -146,17 +146,16 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
 		}
+		changed, newVersion := u.Changes(rec)
+		if !newVersion {
+			return nil
+		}
 		old := maps.Clone(rec.Values)
 		rec.Version++
 		rec.LastUpdatedTime, rec.LastUpdatedBy = u.Time, u.UserID
-		if u.VersionComment != nil {
-			rec.VersionComment = *u.VersionComment
-		}
-		for _, fid := range slices.Sorted(maps.Keys(u.Values)) {
+		rec.VersionComment = u.Comment()
+		for _, fid := range changed {
 			was, now := old[fid], u.Values[fid]
-			if was == now {
-				continue
-			}
 			if now == "" {
 				delete(rec.Values, fid)
 			} else {
