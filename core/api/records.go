@@ -96,7 +96,8 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	}
 }
 
-// readWrite reads, parses and validates the body of a create (id 0) or an update.
+// readWrite reads, parses and validates the body of a create (id 0) or an update. An update is checked
+// against the stored record, so that what a read gave may be sent back: see checkWrite.
 func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) (writeValues, error) {
 	data, err := readBody(w, r, s.opt.MaxBodyBytes)
 	if err != nil {
@@ -118,7 +119,17 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj 
 	if err != nil {
 		return writeValues{}, err
 	}
-	return checkWrite(body, sc.fields[obj.APIPrefix], sc, id)
+	if id == 0 {
+		return checkWrite(body, sc.fields[obj.APIPrefix], sc, nil)
+	}
+	rec, err := s.st.Record(r.Context(), c.Account.ID, obj.APIPrefix, id)
+	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
+		return writeValues{}, recordNotFound(obj, strconv.FormatInt(id, 10))
+	}
+	if err != nil {
+		return writeValues{}, fmt.Errorf("read %s %d: %w", obj.APIPrefix, id, err)
+	}
+	return checkWrite(body, sc.fields[obj.APIPrefix], sc, &rec)
 }
 
 // getFields serves GET /<segment>/field.

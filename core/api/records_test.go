@@ -269,6 +269,86 @@ func TestUpdateVersions(t *testing.T) {
 	}
 }
 
+// A record read, in either version, may be sent back as the body of a PUT: unchanged it is accepted and
+// changes nothing; with one value edited only that value changes; the system fields it carries are refused
+// only when they differ from the stored ones.
+func TestReadModifyWrite(t *testing.T) {
+	e := start(t, fixedClock())
+	reID := e.create("/api2", "re", body("requirement",
+		"field_101", "Export &amp; import",
+		"field_102", "plain description",
+		"field_103", "2",
+		"field_104", "6",
+		"field_105", "3,1",
+		"field_106", "42",
+		"field_107", "7,5",
+		"version_comment", "first",
+	))
+	riskID := e.create("/api2", "risk", body("custom_object", "field_401", "Late", "field_402", "2"))
+	tests := []struct {
+		version, seg, id, title string
+	}{
+		{"/api", "re", reID, "field_101"},
+		{"/api2", "re", reID, "field_101"},
+		{"/api2", "risk", riskID, "field_401"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+"/"+tt.seg, func(t *testing.T) {
+			e := e.on(t)
+			path := tt.version + "/acme/" + tt.seg + "/" + tt.id
+			read := e.must(req{Path: path}, http.StatusOK).Body
+			before := recordValues(t, read)
+
+			e.must(req{Method: "PUT", Path: path, Body: read}, http.StatusOK)
+			if got := e.must(req{Path: path}, http.StatusOK).Body; got != read {
+				t.Errorf("a record read sent back changed the record:\nbefore:\n%s\nafter:\n%s", read, got)
+			}
+
+			edit := "Edited in " + tt.version[1:] // each subtest edits the record to a new title
+			e.must(req{Method: "PUT", Path: path, Body: setValue(t, read, tt.title, edit)}, http.StatusOK)
+			after := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			wantVersion, _ := strconv.Atoi(before["version_number"])
+			if after[tt.title] != edit || after["version_number"] != strconv.Itoa(wantVersion+1) {
+				t.Errorf("after editing the title: title %q, version %s; want %q, %d", after[tt.title],
+					after["version_number"], edit, wantVersion+1)
+			}
+			for name, v := range before {
+				if name != tt.title && name != "version_number" && name != "last_updated_time" && name != "last_updated_by" &&
+					name != "version_comment" && after[name] != v {
+					t.Errorf("%s changed from %q to %q", name, v, after[name])
+				}
+			}
+
+			// System fields that differ from the stored values are refused, naming the field.
+			read = e.must(req{Path: path}, http.StatusOK).Body
+			for _, name := range []string{"version_number", "created_time", "last_updated_time", "id"} {
+				res := e.must(req{Method: "PUT", Path: path, Body: setValue(t, read, name, "99")}, http.StatusBadRequest)
+				if msg := errorMessage(t, res.Body); !strings.Contains(msg, name+":") {
+					t.Errorf("changed %s: message %q does not name it", name, msg)
+				}
+			}
+		})
+	}
+	// On create the system fields are refused even with plausible values.
+	res := e.must(req{Method: "POST", Path: "/api2/acme/re", Body: body("requirement", "field_101", "x", "created_by", "5")},
+		http.StatusBadRequest)
+	if msg := errorMessage(t, res.Body); !strings.Contains(msg, "created_by: is set by the system") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// setValue replaces the text of the <value> of field name in a record read (a plain value, not CDATA).
+func setValue(t *testing.T, doc, name, value string) string {
+	t.Helper()
+	i := strings.Index(doc, "<name>"+name+"</name>\n")
+	if i < 0 {
+		t.Fatalf("the read has no field %s", name)
+	}
+	start := i + strings.Index(doc[i:], "<value>") + len("<value>")
+	end := start + strings.Index(doc[start:], "</value>")
+	return doc[:start] + value + doc[end:]
+}
+
 // Create applies the default option of a picklist the body leaves out.
 func TestCreateDefaults(t *testing.T) {
 	e := start(t, fixedClock())
