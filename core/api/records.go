@@ -120,7 +120,7 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj 
 		return writeValues{}, err
 	}
 	if id == 0 {
-		return checkWrite(body, sc.fields[obj.APIPrefix], sc, nil)
+		return checkWrite(body, sc.fields[obj.APIPrefix], sc, nil, c.Version)
 	}
 	rec, err := s.st.Record(r.Context(), c.Account.ID, obj.APIPrefix, id)
 	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
@@ -129,7 +129,7 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj 
 	if err != nil {
 		return writeValues{}, fmt.Errorf("read %s %d: %w", obj.APIPrefix, id, err)
 	}
-	return checkWrite(body, sc.fields[obj.APIPrefix], sc, &rec)
+	return checkWrite(body, sc.fields[obj.APIPrefix], sc, &rec, c.Version)
 }
 
 // getFields serves GET /<segment>/field.

@@ -276,7 +276,7 @@ func TestReadModifyWrite(t *testing.T) {
 	e := start(t, fixedClock())
 	reID := e.create("/api2", "re", body("requirement",
 		"field_101", "Export &amp; import",
-		"field_102", "plain description",
+		"field_102", "<![CDATA[<p>Rich <b>text</b></p>]]>",
 		"field_103", "2",
 		"field_104", "6",
 		"field_105", "3,1",
@@ -334,6 +334,54 @@ func TestReadModifyWrite(t *testing.T) {
 		http.StatusBadRequest)
 	if msg := errorMessage(t, res.Body); !strings.Contains(msg, "created_by: is set by the system") {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// A version-1 write of a Textarea is plain text, stored as its HTML: version 2 reads it escaped (no caller
+// injects markup through version 1) and version 1 reads it back as written. A version-1 read sent back keeps
+// the stored HTML.
+func TestVersion1TextareaIsText(t *testing.T) {
+	e := start(t, fixedClock())
+	tests := []struct {
+		name, sent string // sent: the XML text of <value>
+		html, text string // read back by version 2 (CDATA) and version 1
+	}{
+		{"special characters", "a &lt; b &amp; c", "a &lt; b &amp; c", "a < b & c"},
+		{"markup", "&lt;b&gt;bold&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;", "&lt;b&gt;bold&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;",
+			"<b>bold</b> <script>x</script>"},
+		{"markup in CDATA", "<![CDATA[<i>x</i>]]>", "&lt;i&gt;x&lt;/i&gt;", "<i>x</i>"},
+		{"lines", "line 1\nline 2", "line 1<br />line 2", "line 1\nline 2"},
+		{"entity text", "&amp;amp;", "&amp;amp;", "&amp;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.on(t)
+			id := e.create("/api", "re", body("requirement", "field_101", "x", "field_102", tt.sent))
+			v2 := e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body
+			if want := "<value><![CDATA[" + tt.html + "]]></value>"; !strings.Contains(v2, want) {
+				t.Errorf("version 2 read lacks %s:\n%s", want, v2)
+			}
+			if got := recordValues(t, v2)["field_102"]; got != tt.html {
+				t.Errorf("version 2 value %q, want %q", got, tt.html)
+			}
+			if got := recordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != tt.text {
+				t.Errorf("version 1 value %q, want %q", got, tt.text)
+			}
+		})
+	}
+
+	// Version 2 writes HTML as sent; a version-1 read of it sent back keeps it; an edit in version 1 replaces
+	// it with the HTML of the new text.
+	id := e.create("/api2", "re", body("requirement", "field_101", "x", "field_102", "<![CDATA[<p>Hi <b>there</b></p>]]>"))
+	v1 := e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: v1}, http.StatusOK)
+	v2 := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)
+	if v2["field_102"] != "<p>Hi <b>there</b></p>" || v2["version_number"] != "1" {
+		t.Errorf("after a version-1 read sent back: %q, version %s; want the HTML kept, version 1", v2["field_102"], v2["version_number"])
+	}
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: setValue(t, v1, "field_102", "Hi &lt;there&gt;")}, http.StatusOK)
+	if got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != "Hi &lt;there&gt;" {
+		t.Errorf("after a version-1 edit: %q, want %q", got, "Hi &lt;there&gt;")
 	}
 }
 
@@ -436,7 +484,8 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 // Carriage returns sent as &#xD; are stored as sent and read back, in both versions and in field history,
-// as text that an XML reader decodes to the same string: a literal CR would reach it as a line feed.
+// as text that an XML reader decodes to the same string: a literal CR would reach it as a line feed. The
+// record is written in version 2, which stores a Textarea's HTML as sent.
 func TestCarriageReturnsReadBack(t *testing.T) {
 	e := start(t, fixedClock())
 	ref := strings.NewReplacer("\r", "&#xD;", "\n", "&#xA;", ">", "&gt;")
@@ -445,7 +494,7 @@ func TestCarriageReturnsReadBack(t *testing.T) {
 		"field_102":       "a]]>b\r\nline two\rend\r",
 		"version_comment": "why\r\nand\r",
 	}
-	id := e.create("/api", "re", body("requirement", "field_101", ref.Replace(values["field_101"]),
+	id := e.create("/api2", "re", body("requirement", "field_101", ref.Replace(values["field_101"]),
 		"field_102", ref.Replace(values["field_102"]), "version_comment", ref.Replace(values["version_comment"])))
 
 	acct, err := e.Store.Account(t.Context(), keyAcme)

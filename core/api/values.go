@@ -29,8 +29,9 @@ type writeValues struct {
 // On update a record read may be sent back as it is (read, modify, write): the id and the system fields are
 // ignored when they hold the stored values and refused when they differ, and a field whose value is the
 // stored one is left alone unvalidated (an option removed since, a required field stored empty). A
-// required field may not be cleared. Errors are *core.ValidationError naming the field.
-func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.Record) (writeValues, error) {
+// required field may not be cleared. A Textarea is HTML; in version 1, where reads show it as plain text,
+// a write is plain text too (see textareaValue). Errors are *core.ValidationError naming the field.
+func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.Record, version int) (writeValues, error) {
 	create := stored == nil
 	out := writeValues{values: make(map[int64]string, len(body))}
 	seen := make(map[string]bool, len(body))
@@ -70,7 +71,17 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.
 			if f.IsPicklist() && len(bf.IDs) > 0 {
 				raw = strings.Join(bf.IDs, ",")
 			}
-			if !create && unchanged(f, raw, stored.Values[f.ID]) {
+			var old string
+			if !create {
+				old = stored.Values[f.ID]
+			}
+			if f.Type == core.TypeTextarea && version < 2 {
+				var same bool
+				if raw, same = textareaValue(raw, old); same && !create {
+					continue
+				}
+			}
+			if !create && unchanged(f, raw, old) {
 				continue
 			}
 			v, err := core.Canonical(f, raw, isUser)
@@ -101,6 +112,16 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.
 		}
 	}
 	return out, nil
+}
+
+// textareaValue is the HTML a version-1 write of a Textarea stores: the text as HTML (textHTML), so that no
+// version-1 caller can inject markup, which version 2 reads would otherwise show as such. same reports that
+// text is the version-1 read of old, the stored HTML: a record read sent back keeps its formatting.
+func textareaValue(text, old string) (html string, same bool) {
+	if text == plainText(old) {
+		return old, true
+	}
+	return textHTML(text), false
 }
 
 // checkSystemField accepts a system field (version_number, created_time, ...) only in an update and only with
