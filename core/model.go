@@ -89,7 +89,7 @@ const (
 	TypePickMultiple FieldType = "Picklist-Pick Multiple" // option values (or user ids), comma-separated, ascending, no duplicates
 	TypeText         FieldType = "Text"                   // text
 	TypeEmail        FieldType = "Email"                  // text
-	TypeURL          FieldType = "URL"                    // text
+	TypeURL          FieldType = "URL"                    // an absolute http or https URL, as written
 	TypeNumber       FieldType = "Number"                 // decimal number as written
 	TypeDate         FieldType = "Date"                   // YYYY-MM-DD
 	TypeCheckbox     FieldType = "Checkbox"               // "0" or "1"
