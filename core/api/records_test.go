@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/xml"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -424,25 +425,34 @@ func TestWritePicklistReadShape(t *testing.T) {
 	}
 }
 
-// Location names the address the caller used: the gateway's scheme and host when it forwards them.
+// Location names the address the caller used: the gateway's scheme and host when it forwards them, believed
+// only from a trusted proxy (the tests' client is on loopback).
 func TestLocation(t *testing.T) {
-	e := start(t, fixedClock())
+	opt := fixedClock()
+	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	trusting := start(t, opt)
+	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	elsewhere := start(t, opt)
+	untrusting := start(t, fixedClock())
+	forwarded := map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example:8443"}
 	tests := []struct {
 		name, version string
+		e             *env
 		header        map[string]string
 		want          string
 	}{
-		{"direct v1", "/api", nil, e.URL + "/api/acme/re/"},
-		{"direct v2", "/api2", nil, e.URL + "/api2/acme/re/"},
-		{"forwarded", "/api2", map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example:8443"},
-			"https://gw.example:8443/api2/acme/re/"},
-		{"forwarded list", "/api", map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
+		{"direct v1", "/api", trusting, nil, trusting.URL + "/api/acme/re/"},
+		{"direct v2", "/api2", trusting, nil, trusting.URL + "/api2/acme/re/"},
+		{"forwarded", "/api2", trusting, forwarded, "https://gw.example:8443/api2/acme/re/"},
+		{"forwarded list", "/api", trusting, map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
 			"https://a.example/api/acme/re/"},
-		{"bad forwarded host", "/api", map[string]string{"X-Forwarded-Host": "evil/x"}, e.URL + "/api/acme/re/"},
+		{"bad forwarded host", "/api", trusting, map[string]string{"X-Forwarded-Host": "evil/x"}, trusting.URL + "/api/acme/re/"},
+		{"forwarded by an untrusted peer", "/api2", untrusting, forwarded, untrusting.URL + "/api2/acme/re/"},
+		{"forwarded from outside the trusted network", "/api2", elsewhere, forwarded, elsewhere.URL + "/api2/acme/re/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := e.on(t)
+			e := tt.e.on(t)
 			res := e.must(req{Method: "POST", Path: tt.version + "/acme/re", Body: body("requirement", "field_101", "x"),
 				Header: tt.header}, http.StatusCreated)
 			if got := res.Header.Get("Location"); !strings.HasPrefix(got, tt.want) || len(got) == len(tt.want) {
