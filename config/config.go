@@ -54,8 +54,9 @@ type Server struct {
 	BodyBudget      int64         // bytes of request bodies held at once, all requests together; default 64MiB
 	MaxConns        int           // open client connections; default 10000
 	MaxConnsPerIP   int           // open client connections of one client IP (trusted proxies exempt); default 256
-	// TrustedProxies are the networks (CIDR, or a single IP) of TLS-terminating proxies in front of the
-	// gateway: only from them are X-Forwarded-Proto and X-Forwarded-Host believed. Default none.
+	// TrustedProxies are the networks (CIDR, or a single IP) of the proxies in front of the gateway, or of
+	// the gateways and proxies in front of a `reqgate core`: only from them are X-Forwarded-Proto and
+	// X-Forwarded-Host believed (and, by the gateway, X-Forwarded-For). Default none.
 	TrustedProxies []string
 }
 

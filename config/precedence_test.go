@@ -162,7 +162,7 @@ func TestFileKeys(t *testing.T) {
 	}
 }
 
-// contractExample is the config file of spec/contract.md.
+// contractExample is a config file with the keys of docs/operations.md (Configuration).
 const contractExample = `upstream:
   url: http://127.0.0.1:8081      # same as --upstream
   timeout: 30s                     # whole upstream exchange

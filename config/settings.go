@@ -42,7 +42,7 @@ var settings = []*setting{
 	{path: "server.body_budget", help: "bytes of request bodies held at once, all requests together (503 past it)", field: func(c *Config) any { return &c.Server.BodyBudget }},
 	{path: "server.max_conns", help: "open client connections", field: func(c *Config) any { return &c.Server.MaxConns }},
 	{path: "server.max_conns_per_ip", help: "open client connections of one client IP (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerIP }},
-	{path: "server.trusted_proxies", help: "networks (CIDR or IP) whose X-Forwarded-Proto/-Host the gateway believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
+	{path: "server.trusted_proxies", help: "networks (CIDR or IP) of proxies whose X-Forwarded-For/-Proto/-Host the gateway (and the core role) believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
 
 	{path: "log.level", help: "debug | info | warn | error", field: func(c *Config) any { return &c.Log.Level }},
 	{path: "log.format", help: "text | json", field: func(c *Config) any { return &c.Log.Format }},

@@ -1,5 +1,5 @@
 // Package core is the requirements-management service behind reqgate: the domain types of the XML REST
-// interface of spec/api.md (accounts, users, objects, fields, records, views, relationships, field history),
+// interface of docs/api.md (accounts, users, objects, fields, records, views, relationships, field history),
 // the Store contract its storage engines implement, and the rules shared by the HTTP layer and the account
 // file (value validation, the search-condition language).
 //
@@ -89,7 +89,7 @@ const (
 	TypePickMultiple FieldType = "Picklist-Pick Multiple" // option values (or user ids), comma-separated, ascending, no duplicates
 	TypeText         FieldType = "Text"                   // text
 	TypeEmail        FieldType = "Email"                  // text
-	TypeURL          FieldType = "URL"                    // text
+	TypeURL          FieldType = "URL"                    // an absolute http or https URL, as written
 	TypeNumber       FieldType = "Number"                 // decimal number as written
 	TypeDate         FieldType = "Date"                   // YYYY-MM-DD
 	TypeCheckbox     FieldType = "Checkbox"               // "0" or "1"
@@ -187,5 +187,5 @@ type View struct {
 	Name        string
 	Description string
 	CreatedBy   int64  // user id
-	Conditions  string // the search-condition language of spec/api.md; empty: every live record of the kind
+	Conditions  string // the search-condition language of docs/api.md; empty: every live record of the kind
 }

@@ -12,9 +12,10 @@ var (
 	userAttrs = map[string]bool{"created_by": true, "last_updated_by": true}
 )
 
-// ParseConditions reads the search-condition language of spec/api.md: conditions written raw in a query
-// string (created_time>1262493473&field_103=1), joined by '&', with the operator raw or percent-encoded.
-// It checks only the syntax; CheckConditions checks them against the kind's fields.
+// ParseConditions reads the search-condition language (docs/api.md, The search condition language):
+// conditions written raw in a query string (created_time>1262493473&field_103=1), joined by '&', with the
+// operator raw or percent-encoded. It checks only the syntax; CheckConditions checks them against the kind's
+// fields.
 func ParseConditions(raw string) ([]Condition, error) {
 	var conds []Condition
 	for part := range strings.SplitSeq(raw, "&") {
@@ -25,17 +26,49 @@ func ParseConditions(raw string) ([]Condition, error) {
 		if err != nil {
 			return nil, Invalid(part, "malformed percent-encoding")
 		}
-		i := strings.IndexAny(text, "<>=")
-		if i <= 0 {
+		attr, op, value, ok := splitCondition(text)
+		if !ok {
 			return nil, Invalid(text, "not a condition (attribute, then <, > or =, then a value)")
 		}
-		c := Condition{Attr: strings.TrimSpace(text[:i]), Op: text[i], Value: strings.TrimSpace(text[i+1:])}
+		if len(op) != 1 || op == "!" || op == "~" {
+			return nil, Invalid(text, "the operator "+op+" is not supported; "+operators(attr))
+		}
+		c := Condition{Attr: attr, Op: op[0], Value: value}
 		if c.Value == "" {
 			return nil, Invalid(text, "condition has no value")
 		}
 		conds = append(conds, c)
 	}
 	return conds, nil
+}
+
+// opChars are the characters an operator is written with. The language has only <, > and =; the others are
+// read too, so that a caller who writes >=, != or <> is told that the operator is the problem.
+const opChars = "<>=!~"
+
+// splitCondition splits attribute, operator (the whole run of operator characters) and value; ok is false
+// when there is no operator or nothing before it.
+func splitCondition(text string) (attr, op, value string, ok bool) {
+	i := strings.IndexAny(text, opChars)
+	if i <= 0 {
+		return "", "", "", false
+	}
+	j := i
+	for j < len(text) && strings.IndexByte(opChars, text[j]) >= 0 {
+		j++
+	}
+	return strings.TrimSpace(text[:i]), text[i:j], strings.TrimSpace(text[j:]), true
+}
+
+// operators says which operators a condition on attr takes, for messages.
+func operators(attr string) string {
+	switch {
+	case timeAttrs[attr]:
+		return attr + " takes < or >"
+	case userAttrs[attr], strings.HasPrefix(attr, "field_"):
+		return attr + " takes ="
+	}
+	return "conditions take <, > or ="
 }
 
 // String writes the condition back in the condition language.
@@ -51,7 +84,7 @@ func CheckConditions(conds []Condition, fields []Field) error {
 		switch {
 		case timeAttrs[c.Attr]:
 			if c.Op == '=' {
-				return Invalid(c.String(), "time conditions take < or >")
+				return Invalid(c.String(), "the operator = is not supported; "+operators(c.Attr))
 			}
 			n, err := strconv.ParseInt(c.Value, 10, 64)
 			if err != nil {
@@ -60,7 +93,7 @@ func CheckConditions(conds []Condition, fields []Field) error {
 			c.Int = n
 		case userAttrs[c.Attr]:
 			if c.Op != '=' {
-				return Invalid(c.String(), c.Attr+" takes =")
+				return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
 			}
 			n, err := strconv.ParseInt(c.Value, 10, 64)
 			if err != nil {
@@ -82,7 +115,7 @@ func CheckConditions(conds []Condition, fields []Field) error {
 				return Invalid(c.String(), "unknown field "+c.Attr)
 			}
 			if c.Op != '=' {
-				return Invalid(c.String(), "field conditions take =")
+				return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
 			}
 			c.FieldID = id
 			switch {

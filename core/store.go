@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Store is the durable state of the core, shaped by what the HTTP layer asks. It is implemented once, by
 // core/sqlstore, run by the engines core/sqlite (the embedded default) and core/postgres; both must pass
@@ -30,9 +33,11 @@ type Store interface {
 	// CreateRecord stores a new record: it assigns the next id of the kind (transactionally: ids never
 	// collide), version 1, and LastUpdated* = Created*. Values are canonical and already validated.
 	CreateRecord(ctx context.Context, accountID int64, rec Record) (Record, error)
-	// UpdateRecord applies a partial update to a live record: every value in u.Values that differs from the
-	// stored one is changed and recorded as a Change; the version goes up by one and LastUpdated* are set,
-	// in one transaction. ErrNotFound for a missing or deleted record.
+	// UpdateRecord applies a partial update to a live record, in one transaction. When the update makes a new
+	// version (Update.Changes), every value in u.Values that differs from the stored one is changed and
+	// recorded as a Change, the version goes up by one, LastUpdated* are set and the version comment becomes
+	// u.Comment(). An update that changes nothing writes nothing and returns the record as stored.
+	// ErrNotFound for a missing or deleted record.
 	UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u Update) (Record, error)
 	// DeleteRecord soft-deletes a record (sets DeletedTime). ErrNotFound when missing, ErrConflict when it is
 	// already deleted.
@@ -61,9 +66,33 @@ type Store interface {
 // Update is a partial update of a record.
 type Update struct {
 	Values         map[int64]string // field id -> canonical value to set ("" clears)
-	VersionComment *string          // nil: keep
+	VersionComment *string          // the comment of the version the update makes; nil: none
 	UserID         int64
 	Time           int64 // UNIX seconds
+}
+
+// Comment is the version comment of the version u makes: a comment belongs to the version that carried it,
+// so an update that sends none makes a version without one.
+func (u Update) Comment() string {
+	if u.VersionComment == nil {
+		return ""
+	}
+	return *u.VersionComment
+}
+
+// Changes returns the ids of the fields whose stored value in rec u changes, in ascending order, and whether
+// u makes a new version at all: it does when a value changes, or when it carries a comment other than the
+// current version's. An update that changes nothing (a record read and sent back unchanged) makes no
+// version, so that the version number counts changes. Both stores follow it, so they agree.
+func (u Update) Changes(rec Record) (fields []int64, newVersion bool) {
+	for id, v := range u.Values {
+		if rec.Values[id] != v {
+			fields = append(fields, id)
+		}
+	}
+	slices.Sort(fields)
+	c := u.Comment()
+	return fields, len(fields) > 0 || c != "" && c != rec.VersionComment
 }
 
 // Provision is a parsed, validated account file (see core/accounts): what Store.Apply writes. Users,

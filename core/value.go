@@ -1,10 +1,12 @@
 package core
 
 import (
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -82,8 +84,34 @@ func Canonical(f Field, raw string, isUser func(id int64) bool) (string, error) 
 			return "", Invalid(name, "not an email address: "+quote(v))
 		}
 		return v, nil
+	case TypeURL:
+		if problem := urlProblem(v); problem != "" {
+			return "", Invalid(name, "not an absolute http or https URL ("+problem+"): "+quote(v))
+		}
+		return v, nil
 	}
-	return v, nil // Textbox, Textarea, Text, URL
+	return v, nil // Textbox, Textarea, Text
+}
+
+// urlProblem says what keeps v from being an absolute http or https URL, the links a URL field is for (a
+// client shows them as links, so another scheme, javascript: above all, has no place there); "" when
+// nothing does.
+func urlProblem(v string) string {
+	if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return "it contains white space"
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "it does not parse"
+	case u.Scheme == "":
+		return "no scheme; write it as https://..."
+	case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"):
+		return "the scheme is " + u.Scheme
+	case u.Opaque != "" || u.Hostname() == "":
+		return "no host"
+	}
+	return ""
 }
 
 // pick checks one picklist value: an option value, or a user id for user picklists.

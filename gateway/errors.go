@@ -9,7 +9,7 @@ import (
 // xmlEscaper escapes text for an XML element.
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
 
-// errorXML is the error body of spec/api.md Part 2: <error><message>...</message></error>.
+// errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>.
 func errorXML(message string) []byte {
 	return []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<error>\n  <message>" +
 		xmlEscaper.Replace(message) + "</message>\n</error>\n")

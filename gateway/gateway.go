@@ -1,5 +1,5 @@
 // Package gateway is reqgate's reverse proxy in front of the core: a fasthttp server and client that
-// forwards the XML interface of spec/api.md unchanged, answers verified reads from a response cache
+// forwards the XML interface of docs/api.md unchanged, answers verified reads from a response cache
 // (package cache), makes writes invisible to later reads at once (per-account generations, shared between
 // replicas over Redis), limits failed logins and, when given a Limiter, request rates.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 )
 
-// TestTransparency sends every read of the interface (and the usual failures) to the core and through the
+// TestTransparency sends every read of docs/api.md (and the usual failures) to the core and through the
 // gateway, twice (a miss, then a hit), and compares status, the headers that matter and the body.
 func TestTransparency(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})

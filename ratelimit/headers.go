@@ -102,7 +102,7 @@ func ceilSeconds(d time.Duration) int64 {
 	return s
 }
 
-// ThrottleXML is the body of a rate-limit rejection, exactly as the mirrored service sends it (spec Part 2), with
+// ThrottleXML is the body of a rate-limit rejection, exactly as the mirrored service sends it (docs/api.md, Rate limits), with
 // try_again_after in whole seconds, rounded up, at least 1.
 func ThrottleXML(retryAfter time.Duration) []byte {
 	const head = "<error>\n  <code>Request_Throttled</code>\n  <message>Concurrent rate limit exceeded. Try again after " +
@@ -113,7 +113,7 @@ func ThrottleXML(retryAfter time.Duration) []byte {
 	return append(b, "</try_again_after>\n</error>\n"...)
 }
 
-// ThrottleStatusXML is the body of GET {base_url}/rate_throttle_status (spec Part 2) for a Status result:
+// ThrottleStatusXML is the body of GET {base_url}/rate_throttle_status (docs/api.md, Throttle status) for a Status result:
 // api_available yes when retryAfter is 0, else no with try_again_after in whole seconds, rounded up.
 func ThrottleStatusXML(retryAfter time.Duration) []byte {
 	if retryAfter <= 0 {

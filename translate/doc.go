@@ -1,4 +1,4 @@
-// Package translate converts the documents of the XML interface (spec/api.md) to JSON and back, for the
+// Package translate converts the documents of the XML interface (docs/api.md) to JSON and back, for the
 // gateway's JSON front. The mapping is documented, with an example of every resource, in docs/json.md.
 //
 // The mapping is direct and invertible: the root element is the single top-level key, child elements are

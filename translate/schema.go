@@ -1,6 +1,6 @@
 package translate
 
-// This file is the schema of the interface of spec/api.md as far as the JSON mapping needs it: which
+// This file is the schema of the interface of docs/api.md as far as the JSON mapping needs it: which
 // children repeat (always JSON arrays), which texts are integers (JSON numbers), which elements hold only
 // elements (so whitespace in them is layout), and the order of children and attributes (JSON key order, and
 // XML element order when a client's JSON is turned into a request body). It is the only place that knows the
@@ -84,8 +84,8 @@ func buildSchema() map[string]*elemInfo {
 	s["custom_object"].byParent = map[string]*elemInfo{"object": {}}
 
 	s["fields"] = &elemInfo{order: []string{"field"}, arrays: arr(always, "field"), container: true}
-	// A field of a record read (name, label, value, prefix or value_plaintext, list_type, sort: spec/api.md
-	// Part 2 and the core) and a field definition (which always has <type>) order their children differently.
+	// A field of a record read (name, label, value, prefix or value_plaintext, list_type, sort: docs/api.md,
+	// Record read, and the core) and a field definition (which always has <type>) order their children differently.
 	s["field"] = &elemInfo{order: []string{"name", "label", "value", "prefix", "value_plaintext", "list_type",
 		"sort"}, container: true, variantKey: "type",
 		variant: &elemInfo{order: []string{"id", "name", "label", "type", "sort", "help", "required",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
@@ -26,6 +27,10 @@ type coreNode struct {
 // startCore opens the store, applies the account files (and the demo account to an empty store when the
 // role is serve), and serves the XML interface on addr.
 func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr string, errc chan<- error) (*coreNode, error) {
+	proxies, err := coreProxies(cfg)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
@@ -44,10 +49,11 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 	n.addr = ln.Addr().String()
 	n.srv = &http.Server{
 		Handler: api.New(st, api.Options{
-			MaxBodyBytes: cfg.Server.MaxBodyBytes,
-			AuthTTL:      never(cfg.Auth.TTL),
-			SchemaTTL:    never(cfg.Core.SchemaTTL),
-			Logger:       log.With("part", "core"),
+			MaxBodyBytes:   cfg.Server.MaxBodyBytes,
+			AuthTTL:        never(cfg.Auth.TTL),
+			SchemaTTL:      never(cfg.Core.SchemaTTL),
+			Logger:         log.With("part", "core"),
+			TrustedProxies: proxies,
 		}),
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
 		ReadTimeout:       cfg.Server.ReadTimeout,
@@ -62,6 +68,30 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 		}
 	}()
 	return n, nil
+}
+
+// loopback are the networks of the gateway of `reqgate serve`, which reaches its core over loopback.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// coreProxies are the networks whose X-Forwarded-Proto and X-Forwarded-Host the core believes for Location.
+// Under `serve` that is the gateway in the same process, on loopback, and nobody else reaches the core's
+// internal port; the gateway's own trusted proxies are its business. Under `core` it is
+// server.trusted_proxies: the gateways and proxies in front of the core. The gateway rewrites a Location
+// that names the core's own address anyway, so a core that trusts no one still gives callers the right one
+// through the gateway; a core reached directly through a proxy needs the proxy listed.
+func coreProxies(cfg *config.Config) ([]netip.Prefix, error) {
+	if cfg.Role == config.RoleServe {
+		return loopback, nil
+	}
+	out := make([]netip.Prefix, 0, len(cfg.Server.TrustedProxies))
+	for _, s := range cfg.Server.TrustedProxies {
+		p, err := config.ParseNetwork(s)
+		if err != nil {
+			return nil, fmt.Errorf("server.trusted_proxies: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // provision applies --accounts files, then gives an empty store the demo account when running `serve`.

@@ -1,4 +1,4 @@
-// Command reqgate runs the requirements service of spec/api.md (the core), the gateway in front of it, or
+// Command reqgate runs the requirements service of docs/api.md (the core), the gateway in front of it, or
 // both in one process:
 //
 //	reqgate serve     core and gateway in one process (the default for one machine)

@@ -338,3 +338,54 @@ func TestLogWriterFlushesOnIntervalAndAtOnceForWarnings(t *testing.T) {
 		t.Fatalf("Close did not flush: %q", got)
 	}
 }
+
+// TestLocationBehindProxies: the core believes X-Forwarded-Proto and X-Forwarded-Host for the Location of a
+// created record only from server.trusted_proxies; under `serve` it believes its gateway, which passes on
+// what its own trusted proxies say and nothing else.
+func TestLocationBehindProxies(t *testing.T) {
+	dir := t.TempDir()
+	accounts := filepath.Join(dir, "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(crashAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		owner string // scheme://host of the Location; "" for the listener's own
+	}{
+		{"core, no trusted proxies", []string{"core"}, ""},
+		{"core, trusted", []string{"core", "--set", "server.trusted_proxies=127.0.0.1"}, "https://public.example"},
+		{"core, other network trusted", []string{"core", "--set", "server.trusted_proxies=10.0.0.0/8"}, ""},
+		{"serve, no trusted proxies", []string{"serve"}, ""},
+		{"serve, trusted", []string{"serve", "--set", "server.trusted_proxies=::1,127.0.0.1"}, "https://public.example"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			listen := freeAddr(t)
+			db := filepath.Join(dir, fmt.Sprintf("%d.db", i))
+			p := start(t, append(tt.args, "--listen", listen, "--admin-listen", "off", "--db", db, "--accounts", accounts)...)
+			waitReady(t, p, "http://"+listen+"/readyz")
+			req, err := http.NewRequest(http.MethodPost, "http://"+listen+"/api2/crash/re",
+				strings.NewReader("<requirement><fields><field><name>field_101</name><value>x</value></field></fields></requirement>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.SetBasicAuth("writer", "writer")
+			req.Header.Set("Content-Type", "application/xml")
+			req.Header.Set("X-Forwarded-Proto", "https")
+			req.Header.Set("X-Forwarded-Host", "public.example")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := tt.owner
+			if want == "" {
+				want = "http://" + listen
+			}
+			if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusCreated || got != want+"/api2/crash/re/1" {
+				t.Errorf("status %d, Location %q; want 201, %s/api2/crash/re/1", resp.StatusCode, got, want)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ type demoEdit struct {
 	values  map[string]string // field label -> canonical value
 }
 
-// demoEdits give field history an entry of every shape of spec/api.md: text, HTML, single and multiple
+// demoEdits give field history an entry of every shape of docs/api.md (Field history): text, HTML, single and multiple
 // picklists of options and of users, date, checkbox, number, email and URL. They assume the records as
 // demo.yaml seeds them, so that every value really changes.
 var demoEdits = []demoEdit{

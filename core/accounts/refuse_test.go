@@ -109,7 +109,7 @@ func TestRefusals(t *testing.T) {
 		{"view conditions syntax", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_103\"} #<\n", "conditions: field_103: not a condition"},
 		{"view conditions unknown field", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_999=1\"} #<\n", "unknown field field_999"},
 		{"view conditions on a textarea", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_102=x\"} #<\n", "search supports only Picklist and Textbox fields"},
-		{"view conditions time with =", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"created_time=5\"} #<\n", "time conditions take < or >"},
+		{"view conditions time with =", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"created_time=5\"} #<\n", "the operator = is not supported; created_time takes < or >"},
 
 		// records
 		{"record id missing", "+    records:\n      - {kind: re, created_by: alice, fields: {field_101: x}} #<\n", "record: id is required"},

@@ -5,7 +5,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
@@ -46,15 +48,46 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	return body, nil
 }
 
+// checkContentType accepts the Content-Type of a record write and returns its charset parameter, if any: an XML media type (application/xml, text/xml,
+// application/*+xml, with any parameters), or none at all. Anything else is 415. JSON is translated to XML by
+// the gateway and never reaches the core as JSON, so the core has no other type to accept. A request without
+// a Content-Type is read as XML because clients of the mirrored service that never set one (bare HTTP
+// libraries send none) have always been served; the body must still be well-formed XML.
+func checkContentType(header string) (charset string, err error) {
+	if strings.TrimSpace(header) == "" {
+		return "", nil
+	}
+	mt, params, err := mime.ParseMediaType(header)
+	if err != nil {
+		return "", &httpError{http.StatusUnsupportedMediaType,
+			"The Content-Type " + strconv.Quote(clip(header)) + " cannot be read; send the record as application/xml."}
+	}
+	if mt == "application/xml" || mt == "text/xml" ||
+		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+xml") {
+		return params["charset"], nil
+	}
+	return "", &httpError{http.StatusUnsupportedMediaType,
+		"The Content-Type " + clip(mt) + " is not supported; send the record as application/xml."}
+}
+
 // parseRecordBody parses <root><fields><field><name>..</name><value>..</value></field>..</fields></root>.
-// XML that is not well formed is a 415 error; a well-formed body of the wrong shape (another root
+// charset is the charset parameter of the body's Content-Type, if any (see toUTF8). XML that is not well
+// formed, or in an encoding the core does not read, is a 415 error; a well-formed body of the wrong shape (another root
 // element, unknown elements, text where elements belong, a DTD) is a *core.ValidationError (400).
 // Children of <field> other than <name> and <value> (label, sort, ... of a record read sent back) are
 // ignored.
-func parseRecordBody(data []byte, root string) ([]bodyField, error) {
+func parseRecordBody(data []byte, root, charset string) ([]bodyField, error) {
+	data, settled, err := toUTF8(data, charset)
+	if err != nil {
+		return nil, err
+	}
 	p := bodyParser{d: xml.NewDecoder(bytes.NewReader(data))}
 	p.d.Strict = true
 	p.d.Entity = nil // only the five predefined entities
+	p.d.CharsetReader = xmlCharsetReader
+	if settled {
+		p.d.CharsetReader = keepUTF8
+	}
 	start, err := p.rootStart()
 	if err != nil {
 		return nil, err
@@ -104,9 +137,19 @@ func (p *bodyParser) token() (xml.Token, error) {
 		return nil, notWellFormed("unexpected end of the document")
 	}
 	if err != nil {
-		return nil, notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+		return nil, decodeError(err)
 	}
 	return t, nil
+}
+
+// decodeError is the 415 of an error of the XML decoder: an encoding the core does not read, or the
+// decoder's own account of what is not well formed, without its package prefixes.
+func decodeError(err error) error {
+	if refusal, ok := encodingRefusal(err); ok {
+		return refusal
+	}
+	msg := strings.TrimPrefix(err.Error(), "XML syntax error on ")
+	return notWellFormed(clip(strings.TrimPrefix(msg, "xml: ")))
 }
 
 // rootStart skips the prolog (declaration, comments, whitespace) and returns the root start element.
@@ -117,7 +160,7 @@ func (p *bodyParser) rootStart() (xml.StartElement, error) {
 			return xml.StartElement{}, notWellFormed("the body holds no root element")
 		}
 		if err != nil {
-			return xml.StartElement{}, notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+			return xml.StartElement{}, decodeError(err)
 		}
 		switch t := t.(type) {
 		case xml.StartElement:
@@ -141,7 +184,7 @@ func (p *bodyParser) end() error {
 			return nil
 		}
 		if err != nil {
-			return notWellFormed(clip(strings.TrimPrefix(err.Error(), "XML syntax error on ")))
+			return decodeError(err)
 		}
 		switch t := t.(type) {
 		case xml.StartElement:

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/reqgate/reqgate/core"
 )
@@ -44,11 +45,26 @@ func TestParseRecordBody(t *testing.T) {
 		{"two values with ids", `<requirement><fields><field><name>a</name><value id="1"/><value id="2"/></field></fields></requirement>`, nil, 400},
 		{"element in value", `<requirement><fields><field><name>a</name><value><b/></value></field></fields></requirement>`, nil, 400},
 		{"deep", `<requirement><fields><field><name>a</name><x>` + strings.Repeat("<y>", 20) + strings.Repeat("</y>", 20) + `</x></field></fields></requirement>`, nil, 400},
-		{"encoding", `<?xml version="1.0" encoding="ISO-8859-1"?><requirement/>`, nil, 415},
+		{"latin-1", "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><requirement><fields><field><name>f</name><value>caf\xe9</value></field></fields></requirement>",
+			[]bodyField{{Name: "f", Value: "café"}}, 0},
+		{"windows-1252", "<?xml version='1.0' encoding='windows-1252'?><requirement><fields><field><name>f</name><value>\x80 5</value></field></fields></requirement>",
+			[]bodyField{{Name: "f", Value: "€ 5"}}, 0},
+		{"us-ascii", `<?xml version="1.0" encoding="US-ASCII"?><requirement/>`, nil, 0},
+		{"utf-8 byte-order mark", "\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"UTF-8\"?><requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>",
+			[]bodyField{{Name: "f", Value: "é"}}, 0},
+		{"byte-order mark without declaration", "\xef\xbb\xbf<requirement/>", nil, 0},
+		{"byte-order mark above another declared encoding", "\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>",
+			[]bodyField{{Name: "f", Value: "é"}}, 0},
+		{"utf-16le", utf16LE("\ufeff<?xml version=\"1.0\" encoding=\"UTF-16\"?><requirement><fields><field><name>f</name><value>é€</value></field></fields></requirement>"),
+			[]bodyField{{Name: "f", Value: "é€"}}, 0},
+		{"unsupported encoding", `<?xml version="1.0" encoding="EBCDIC-US"?><requirement/>`, nil, 415},
+		{"utf-16 declared without a byte-order mark", `<?xml version="1.0" encoding="UTF-16"?><requirement/>`, nil, 415},
+		{"invalid utf-8", "<requirement><fields><field><name>f</name><value>\xe9</value></field></fields></requirement>", nil, 415},
+		{"xml 1.1", `<?xml version="1.1"?><requirement/>`, nil, 415},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseRecordBody([]byte(tt.in), "requirement")
+			got, err := parseRecordBody([]byte(tt.in), "requirement", "")
 			if tt.status == 0 {
 				if err != nil {
 					t.Fatalf("error %v", err)
@@ -63,6 +79,49 @@ func TestParseRecordBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The charset parameter of a Content-Type decides the encoding above the XML declaration; a byte-order mark
+// decides above both.
+func TestParseRecordBodyCharset(t *testing.T) {
+	latin := "<?xml version=\"1.0\" encoding=\"UTF-8\"?><requirement><fields><field><name>f</name><value>caf\xe9</value></field></fields></requirement>"
+	tests := []struct {
+		name, in, charset string
+		want              string // the value of f; "" when refused
+		status            int
+	}{
+		{"latin-1 by charset", latin, "ISO-8859-1", "café", 0},
+		{"quoted alias", latin, "Latin1", "café", 0},
+		{"utf-8 charset", "<requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>", "utf-8", "é", 0},
+		{"byte-order mark over charset", "\xef\xbb\xbf<requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>", "ISO-8859-1", "é", 0},
+		{"unsupported charset", latin, "koi8-r", "", 415},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseRecordBody([]byte(tt.in), "requirement", tt.charset)
+			if s := statusOf(err); s != tt.status {
+				t.Fatalf("status %d (%v), want %d", s, err, tt.status)
+			}
+			if tt.status != 0 {
+				if !strings.Contains(err.Error(), "koi8-r") || !strings.Contains(err.Error(), "not supported") {
+					t.Errorf("message %q does not say the encoding is not supported", err)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Value != tt.want {
+				t.Errorf("got %+v, want f = %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// utf16LE encodes s as UTF-16, little-endian.
+func utf16LE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }
 
 // statusOf is the status writeError gives a parse error.
@@ -94,7 +153,7 @@ func FuzzRecordBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fields, err := parseRecordBody(data, "requirement")
+		fields, err := parseRecordBody(data, "requirement", "")
 		if err != nil {
 			if s := statusOf(err); s != 400 && s != 415 {
 				t.Fatalf("status %d for %v", s, err)

@@ -104,6 +104,98 @@ func TestWriteErrors(t *testing.T) {
 	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: body("requirement", "id", id, "field_101", "y")}, http.StatusOK)
 }
 
+// A write is read only as XML: an XML media type (with any parameters), or no Content-Type at all as existing
+// clients send; any other type is 415 naming it.
+func TestWriteContentType(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api2", "re", body("requirement", "field_101", "x"))
+	tests := []struct {
+		contentType string
+		status      int // of a create; an update answers 200 where a create answers 201
+	}{
+		{"application/xml", http.StatusCreated},
+		{"application/xml; charset=utf-8", http.StatusCreated},
+		{"Application/XML;charset=\"UTF-8\"", http.StatusCreated},
+		{"text/xml", http.StatusCreated},
+		{"application/vnd.acme.requirement+xml", http.StatusCreated},
+		{"", http.StatusCreated}, // none at all
+		{"application/json", http.StatusUnsupportedMediaType},
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"text/plain; charset=utf-8", http.StatusUnsupportedMediaType},
+		{"multipart/form-data; boundary=x", http.StatusUnsupportedMediaType},
+		{"text/xml+json", http.StatusUnsupportedMediaType},
+		{"application/", http.StatusUnsupportedMediaType},
+		{"xml", http.StatusUnsupportedMediaType},
+	}
+	for _, tt := range tests {
+		for _, method := range []string{"POST", "PUT"} {
+			t.Run(method+" "+tt.contentType, func(t *testing.T) {
+				e := e.on(t)
+				path, want := "/api2/acme/re", tt.status
+				if method == "PUT" {
+					path += "/" + id
+					if want == http.StatusCreated {
+						want = http.StatusOK
+					}
+				}
+				res := e.must(req{Method: method, Path: path, Body: body("requirement", "field_101", "y"),
+					Header: map[string]string{"Content-Type": tt.contentType}}, want)
+				if want != http.StatusUnsupportedMediaType {
+					return
+				}
+				msg := errorMessage(t, res.Body)
+				if !strings.Contains(msg, "Content-Type") || !strings.Contains(msg, "application/xml") {
+					t.Errorf("message %q does not name the Content-Type and the one to send", msg)
+				}
+			})
+		}
+	}
+}
+
+// A write in another encoding than UTF-8 is read when the core knows the encoding (a byte-order mark, the
+// XML declaration, or the Content-Type's charset says which), and otherwise refused with a message naming
+// the encoding, never as XML that is not well formed.
+func TestWriteEncodings(t *testing.T) {
+	e := start(t, fixedClock())
+	doc := func(decl, title string) string {
+		return decl + "<requirement><fields><field><name>field_101</name><value>" + title +
+			"</value></field></fields></requirement>"
+	}
+	tests := []struct {
+		name, body, contentType string
+		title                   string // read back; "" when refused
+		mention                 string // in the refusal
+	}{
+		{"utf-8 byte-order mark", "\xef\xbb\xbf" + doc(`<?xml version="1.0" encoding="UTF-8"?>`, "Caf\xc3\xa9"), "", "Café", ""},
+		{"iso-8859-1 declared", doc(`<?xml version="1.0" encoding="ISO-8859-1"?>`, "Caf\xe9"), "", "Café", ""},
+		{"windows-1252 declared", doc(`<?xml version="1.0" encoding="windows-1252"?>`, "\x80 5"), "", "€ 5", ""},
+		{"iso-8859-1 by charset", doc("", "Caf\xe9"), "application/xml; charset=ISO-8859-1", "Café", ""},
+		{"unsupported declared", doc(`<?xml version="1.0" encoding="Shift_JIS"?>`, "x"), "", "", "The encoding Shift_JIS is not supported"},
+		{"unsupported charset", doc("", "x"), "text/xml; charset=koi8-r", "", "The encoding koi8-r is not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.on(t)
+			r := req{Method: "POST", Path: "/api2/acme/re", Body: tt.body}
+			if tt.contentType != "" {
+				r.Header = map[string]string{"Content-Type": tt.contentType}
+			}
+			if tt.title == "" {
+				msg := errorMessage(t, e.must(r, http.StatusUnsupportedMediaType).Body)
+				if !strings.Contains(msg, tt.mention) || strings.Contains(msg, "well formed") || strings.Contains(msg, "xml:") {
+					t.Errorf("message %q, want one that says %q", msg, tt.mention)
+				}
+				return
+			}
+			loc := e.must(r, http.StatusCreated).Header.Get("Location")
+			got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
+			if got["field_101"] != tt.title {
+				t.Errorf("title read back %q, want %q", got["field_101"], tt.title)
+			}
+		})
+	}
+}
+
 // twoValues is a requirement body whose one field, name, holds the given <value> elements.
 func twoValues(name, values string) string {
 	return "<requirement><fields><field><name>" + name + "</name>" + values + "</field></fields></requirement>"
@@ -215,6 +307,43 @@ func TestRouting(t *testing.T) {
 			}
 			if tt.status >= 400 {
 				errorMessage(t, res.Body)
+			}
+		})
+	}
+}
+
+// A 404 names what does not exist: the record with the prefix the interface shows, the view, the field, the
+// user, the object.
+func TestNotFoundMessages(t *testing.T) {
+	e := start(t, fixedClock())
+	id := e.create("/api2", "re", body("requirement", "field_101", "x"))
+	e.must(req{Method: "DELETE", Path: "/api2/acme/re/" + id}, http.StatusOK)
+	tests := []struct {
+		method, path, body, want string
+	}{
+		{"GET", "/api2/acme/re/999", "", "The record RE-999 does not exist."},
+		{"GET", "/api/acme/uc/999", "", "The record UC-999 does not exist."},
+		{"GET", "/api2/acme/re/" + id, "", "The record RE-" + id + " does not exist."}, // deleted
+		{"PUT", "/api/acme/ft/999", body("feature", "field_201", "x"), "The record FT-999 does not exist."},
+		{"DELETE", "/api2/acme/risk/999", "", "The record CO-999 does not exist."},
+		{"GET", "/api2/acme/re/999/related", "", "The record RE-999 does not exist."},
+		{"GET", "/api2/acme/re/abc/related", "", "The record RE-abc does not exist."},
+		{"GET", "/api2/acme/re/999/fieldhistory/101", "", "The record RE-999 does not exist."},
+		{"GET", "/api2/acme/re/" + id + "/fieldhistory/101", "", "The record RE-" + id + " does not exist."},
+		{"GET", "/api2/acme/risk/1/fieldhistory/101", "", "The field 101 of risk does not exist."},
+		{"GET", "/api2/acme/re/view/99", "", "The view 99 of re does not exist."},
+		{"GET", "/api2/acme/ft/view/99/search?created_by=5", "", "The view 99 of ft does not exist."},
+		{"GET", "/api/acme/user/99", "", "The user 99 does not exist."},
+		{"GET", "/api2/acme/user/nobody@acme.test", "", "No user has the email address nobody@acme.test."},
+		{"GET", "/api2/acme/zz/1", "", "The object zz does not exist."},
+		{"GET", "/api/acme/risk/1", "", "The object risk does not exist in version 1; custom objects need version 2 (/api2/)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			e := e.on(t)
+			res := e.must(req{Method: tt.method, Path: tt.path, Body: tt.body}, http.StatusNotFound)
+			if got := errorMessage(t, res.Body); got != tt.want {
+				t.Errorf("message %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -153,7 +153,7 @@ type req struct {
 	Method, Path, Body string
 	User, Pass         string
 	NoAuth             bool
-	Header             map[string]string
+	Header             map[string]string // an empty value removes the header
 }
 
 func (e *env) do(r req) resp {
@@ -179,6 +179,10 @@ func (e *env) do(r req) resp {
 		hr.SetBasicAuth(r.User, r.Pass)
 	}
 	for k, v := range r.Header {
+		if v == "" {
+			hr.Header.Del(k) // an empty value leaves the header out
+			continue
+		}
 		hr.Header.Set(k, v)
 	}
 	res, err := http.DefaultClient.Do(hr)

@@ -1,15 +1,13 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
 )
-
-// errFieldNotFound is the 404 of a field id that is not a field of the segment's kind.
-var errFieldNotFound = &httpError{http.StatusNotFound, "The field does not exist."}
 
 // getHistory serves GET /<segment>/{id}/fieldhistory/{field_id}. 404 for a missing or deleted record and
 // for a field id that is not a field of the kind.
@@ -22,12 +20,12 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, seg
 	}
 	id, ok := parseID(idText)
 	if !ok {
-		s.writeError(w, errRecordNotFound)
+		s.writeError(w, recordNotFound(obj, idText))
 		return
 	}
 	fieldID, ok := parseID(fieldText)
 	if !ok {
-		s.writeError(w, errFieldNotFound)
+		s.writeError(w, fieldNotFound(obj, fieldText))
 		return
 	}
 	fields, err := s.fields(ctx, c, obj.APIPrefix)
@@ -42,16 +40,16 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, seg
 		}
 	}
 	if f == nil {
-		s.writeError(w, errFieldNotFound)
+		s.writeError(w, fieldNotFound(obj, fieldText))
 		return
 	}
 	rec, err := s.st.Record(ctx, c.Account.ID, obj.APIPrefix, id)
-	if err != nil {
-		s.writeError(w, err)
+	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
+		s.writeError(w, recordNotFound(obj, idText))
 		return
 	}
-	if rec.DeletedTime != 0 {
-		s.writeError(w, errRecordNotFound)
+	if err != nil {
+		s.writeError(w, err)
 		return
 	}
 	changes, err := s.st.History(ctx, c.Account.ID, obj.APIPrefix, id, fieldID)
@@ -94,7 +92,7 @@ func renderHistory(f core.Field, changes []core.Change, users []core.User) []byt
 	return x.bytes()
 }
 
-// historyValue writes one old_value or new_value in the shape spec/api.md gives for the field's type. An
+// historyValue writes one old_value or new_value in the shape docs/api.md (Field history) gives for the field's type. An
 // empty value is an empty element whatever the type.
 func (x *xmlw) historyValue(name string, f core.Field, v string, users map[int64]core.User) {
 	if v == "" {

@@ -16,7 +16,7 @@ func (s *Server) getObjects(w http.ResponseWriter, r *http.Request, c *call) {
 	writeXML(w, http.StatusOK, renderObjects(objs))
 }
 
-// renderObjects is the body of GET /object (Part 2 of spec/api.md): every kind of the account, built-in first,
+// renderObjects is the body of GET /object (docs/api.md, Objects): every kind of the account, built-in first,
 // each with custom_object No or Yes and id_prefix without dash.
 func renderObjects(objs []core.Object) []byte {
 	x := newXMLSized(300 * len(objs))

@@ -3,9 +3,13 @@ package api_test
 import (
 	"encoding/xml"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core/api"
 )
 
 // The full record read of a requirement with every field type set, in version 2 (CDATA, value_plaintext)
@@ -227,6 +231,173 @@ func TestUpdateRecordsHistory(t *testing.T) {
 	}
 }
 
+// An update makes a version only when it changes something: a PUT of the stored values makes none (no new
+// version_number, last update or history), and a version comment belongs to the version that carried it.
+func TestUpdateVersions(t *testing.T) {
+	c := &clock{t: time.Unix(1700000000, 0)}
+	e := start(t, api.Options{Now: c.Now})
+	id := e.create("/api2", "re", body("requirement", "field_101", "A", "version_comment", "first"))
+	path := "/api2/acme/re/" + id
+	steps := []struct {
+		name                string
+		body                string
+		version, updated    string // version_number and last_updated_time read back
+		comment, historyLen string
+	}{
+		{"same value", body("requirement", "field_101", "A"), "1", "1700000000", "first", "0"},
+		{"same value and comment", body("requirement", "field_101", "A", "version_comment", "first"), "1", "1700000000", "first", "0"},
+		{"same value, empty comment", body("requirement", "field_101", "A", "version_comment", ""), "1", "1700000000", "first", "0"},
+		{"change without a comment", body("requirement", "field_101", "B"), "2", "1700000040", "", "1"},
+		{"change with a comment", body("requirement", "field_101", "C", "version_comment", "why"), "3", "1700000050", "why", "2"},
+		{"same again", body("requirement", "field_101", "C", "field_106", ""), "3", "1700000050", "why", "2"},
+		{"a new comment alone", body("requirement", "version_comment", "reviewed"), "4", "1700000070", "reviewed", "2"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			e := e.on(t)
+			c.Add(10 * time.Second)
+			e.must(req{Method: "PUT", Path: path, Body: st.body}, http.StatusOK)
+			got := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			if got["version_number"] != st.version || got["last_updated_time"] != st.updated || got["version_comment"] != st.comment {
+				t.Errorf("version_number %s, last_updated_time %s, version_comment %q; want %s, %s, %q",
+					got["version_number"], got["last_updated_time"], got["version_comment"], st.version, st.updated, st.comment)
+			}
+			h := e.must(req{Path: path + "/fieldhistory/101"}, http.StatusOK).Body
+			if n := strconv.Itoa(strings.Count(h, "<history>")); n != st.historyLen {
+				t.Errorf("%s history entries of field_101, want %s:\n%s", n, st.historyLen, h)
+			}
+		})
+	}
+}
+
+// A record read, in either version, may be sent back as the body of a PUT: unchanged it is accepted and
+// changes nothing; with one value edited only that value changes; the system fields it carries are refused
+// only when they differ from the stored ones.
+func TestReadModifyWrite(t *testing.T) {
+	e := start(t, fixedClock())
+	reID := e.create("/api2", "re", body("requirement",
+		"field_101", "Export &amp; import",
+		"field_102", "<![CDATA[<p>Rich <b>text</b></p>]]>",
+		"field_103", "2",
+		"field_104", "6",
+		"field_105", "3,1",
+		"field_106", "42",
+		"field_107", "7,5",
+		"version_comment", "first",
+	))
+	riskID := e.create("/api2", "risk", body("custom_object", "field_401", "Late", "field_402", "2"))
+	tests := []struct {
+		version, seg, id, title string
+	}{
+		{"/api", "re", reID, "field_101"},
+		{"/api2", "re", reID, "field_101"},
+		{"/api2", "risk", riskID, "field_401"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+"/"+tt.seg, func(t *testing.T) {
+			e := e.on(t)
+			path := tt.version + "/acme/" + tt.seg + "/" + tt.id
+			read := e.must(req{Path: path}, http.StatusOK).Body
+			before := recordValues(t, read)
+
+			e.must(req{Method: "PUT", Path: path, Body: read}, http.StatusOK)
+			if got := e.must(req{Path: path}, http.StatusOK).Body; got != read {
+				t.Errorf("a record read sent back changed the record:\nbefore:\n%s\nafter:\n%s", read, got)
+			}
+
+			edit := "Edited in " + tt.version[1:] // each subtest edits the record to a new title
+			e.must(req{Method: "PUT", Path: path, Body: setValue(t, read, tt.title, edit)}, http.StatusOK)
+			after := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			wantVersion, _ := strconv.Atoi(before["version_number"])
+			if after[tt.title] != edit || after["version_number"] != strconv.Itoa(wantVersion+1) {
+				t.Errorf("after editing the title: title %q, version %s; want %q, %d", after[tt.title],
+					after["version_number"], edit, wantVersion+1)
+			}
+			for name, v := range before {
+				if name != tt.title && name != "version_number" && name != "last_updated_time" && name != "last_updated_by" &&
+					name != "version_comment" && after[name] != v {
+					t.Errorf("%s changed from %q to %q", name, v, after[name])
+				}
+			}
+
+			// System fields that differ from the stored values are refused, naming the field.
+			read = e.must(req{Path: path}, http.StatusOK).Body
+			for _, name := range []string{"version_number", "created_time", "last_updated_time", "id"} {
+				res := e.must(req{Method: "PUT", Path: path, Body: setValue(t, read, name, "99")}, http.StatusBadRequest)
+				if msg := errorMessage(t, res.Body); !strings.Contains(msg, name+":") {
+					t.Errorf("changed %s: message %q does not name it", name, msg)
+				}
+			}
+		})
+	}
+	// On create the system fields are refused even with plausible values.
+	res := e.must(req{Method: "POST", Path: "/api2/acme/re", Body: body("requirement", "field_101", "x", "created_by", "5")},
+		http.StatusBadRequest)
+	if msg := errorMessage(t, res.Body); !strings.Contains(msg, "created_by: is set by the system") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// A version-1 write of a Textarea is plain text, stored as its HTML: version 2 reads it escaped (no caller
+// injects markup through version 1) and version 1 reads it back as written. A version-1 read sent back keeps
+// the stored HTML.
+func TestVersion1TextareaIsText(t *testing.T) {
+	e := start(t, fixedClock())
+	tests := []struct {
+		name, sent string // sent: the XML text of <value>
+		html, text string // read back by version 2 (CDATA) and version 1
+	}{
+		{"special characters", "a &lt; b &amp; c", "a &lt; b &amp; c", "a < b & c"},
+		{"markup", "&lt;b&gt;bold&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;", "&lt;b&gt;bold&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;",
+			"<b>bold</b> <script>x</script>"},
+		{"markup in CDATA", "<![CDATA[<i>x</i>]]>", "&lt;i&gt;x&lt;/i&gt;", "<i>x</i>"},
+		{"lines", "line 1\nline 2", "line 1<br />line 2", "line 1\nline 2"},
+		{"entity text", "&amp;amp;", "&amp;amp;", "&amp;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.on(t)
+			id := e.create("/api", "re", body("requirement", "field_101", "x", "field_102", tt.sent))
+			v2 := e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body
+			if want := "<value><![CDATA[" + tt.html + "]]></value>"; !strings.Contains(v2, want) {
+				t.Errorf("version 2 read lacks %s:\n%s", want, v2)
+			}
+			if got := recordValues(t, v2)["field_102"]; got != tt.html {
+				t.Errorf("version 2 value %q, want %q", got, tt.html)
+			}
+			if got := recordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != tt.text {
+				t.Errorf("version 1 value %q, want %q", got, tt.text)
+			}
+		})
+	}
+
+	// Version 2 writes HTML as sent; a version-1 read of it sent back keeps it; an edit in version 1 replaces
+	// it with the HTML of the new text.
+	id := e.create("/api2", "re", body("requirement", "field_101", "x", "field_102", "<![CDATA[<p>Hi <b>there</b></p>]]>"))
+	v1 := e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: v1}, http.StatusOK)
+	v2 := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)
+	if v2["field_102"] != "<p>Hi <b>there</b></p>" || v2["version_number"] != "1" {
+		t.Errorf("after a version-1 read sent back: %q, version %s; want the HTML kept, version 1", v2["field_102"], v2["version_number"])
+	}
+	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: setValue(t, v1, "field_102", "Hi &lt;there&gt;")}, http.StatusOK)
+	if got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != "Hi &lt;there&gt;" {
+		t.Errorf("after a version-1 edit: %q, want %q", got, "Hi &lt;there&gt;")
+	}
+}
+
+// setValue replaces the text of the <value> of field name in a record read (a plain value, not CDATA).
+func setValue(t *testing.T, doc, name, value string) string {
+	t.Helper()
+	i := strings.Index(doc, "<name>"+name+"</name>\n")
+	if i < 0 {
+		t.Fatalf("the read has no field %s", name)
+	}
+	start := i + strings.Index(doc[i:], "<value>") + len("<value>")
+	end := start + strings.Index(doc[start:], "</value>")
+	return doc[:start] + value + doc[end:]
+}
+
 // Create applies the default option of a picklist the body leaves out.
 func TestCreateDefaults(t *testing.T) {
 	e := start(t, fixedClock())
@@ -254,25 +425,34 @@ func TestWritePicklistReadShape(t *testing.T) {
 	}
 }
 
-// Location names the address the caller used: the gateway's scheme and host when it forwards them.
+// Location names the address the caller used: the gateway's scheme and host when it forwards them, believed
+// only from a trusted proxy (the tests' client is on loopback).
 func TestLocation(t *testing.T) {
-	e := start(t, fixedClock())
+	opt := fixedClock()
+	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	trusting := start(t, opt)
+	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	elsewhere := start(t, opt)
+	untrusting := start(t, fixedClock())
+	forwarded := map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example:8443"}
 	tests := []struct {
 		name, version string
+		e             *env
 		header        map[string]string
 		want          string
 	}{
-		{"direct v1", "/api", nil, e.URL + "/api/acme/re/"},
-		{"direct v2", "/api2", nil, e.URL + "/api2/acme/re/"},
-		{"forwarded", "/api2", map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gw.example:8443"},
-			"https://gw.example:8443/api2/acme/re/"},
-		{"forwarded list", "/api", map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
+		{"direct v1", "/api", trusting, nil, trusting.URL + "/api/acme/re/"},
+		{"direct v2", "/api2", trusting, nil, trusting.URL + "/api2/acme/re/"},
+		{"forwarded", "/api2", trusting, forwarded, "https://gw.example:8443/api2/acme/re/"},
+		{"forwarded list", "/api", trusting, map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
 			"https://a.example/api/acme/re/"},
-		{"bad forwarded host", "/api", map[string]string{"X-Forwarded-Host": "evil/x"}, e.URL + "/api/acme/re/"},
+		{"bad forwarded host", "/api", trusting, map[string]string{"X-Forwarded-Host": "evil/x"}, trusting.URL + "/api/acme/re/"},
+		{"forwarded by an untrusted peer", "/api2", untrusting, forwarded, untrusting.URL + "/api2/acme/re/"},
+		{"forwarded from outside the trusted network", "/api2", elsewhere, forwarded, elsewhere.URL + "/api2/acme/re/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := e.on(t)
+			e := tt.e.on(t)
 			res := e.must(req{Method: "POST", Path: tt.version + "/acme/re", Body: body("requirement", "field_101", "x"),
 				Header: tt.header}, http.StatusCreated)
 			if got := res.Header.Get("Location"); !strings.HasPrefix(got, tt.want) || len(got) == len(tt.want) {
@@ -314,7 +494,8 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 // Carriage returns sent as &#xD; are stored as sent and read back, in both versions and in field history,
-// as text that an XML reader decodes to the same string: a literal CR would reach it as a line feed.
+// as text that an XML reader decodes to the same string: a literal CR would reach it as a line feed. The
+// record is written in version 2, which stores a Textarea's HTML as sent.
 func TestCarriageReturnsReadBack(t *testing.T) {
 	e := start(t, fixedClock())
 	ref := strings.NewReplacer("\r", "&#xD;", "\n", "&#xA;", ">", "&gt;")
@@ -323,7 +504,7 @@ func TestCarriageReturnsReadBack(t *testing.T) {
 		"field_102":       "a]]>b\r\nline two\rend\r",
 		"version_comment": "why\r\nand\r",
 	}
-	id := e.create("/api", "re", body("requirement", "field_101", ref.Replace(values["field_101"]),
+	id := e.create("/api2", "re", body("requirement", "field_101", ref.Replace(values["field_101"]),
 		"field_102", ref.Replace(values["field_102"]), "version_comment", ref.Replace(values["version_comment"])))
 
 	acct, err := e.Store.Account(t.Context(), keyAcme)

@@ -10,7 +10,7 @@ import (
 // id, the account fields by sort, then version_number, created_time, last_updated_time and, for the
 // built-in kinds only, created_by, last_updated_by, version_comment. Inside a field: name, label, value,
 // prefix (id) or value_plaintext (Textarea, version 2), list_type (picklists), sort. The id field carries
-// <sort>0</sort> as in the sample of spec Part 2; the other system fields an empty <sort />.
+// <sort>0</sort> (docs/api.md, Record read); the other system fields an empty <sort />.
 func writeRecord(x *xmlw, version int, obj core.Object, fields []core.Field, sc *schema, rec core.Record) {
 	root := obj.RootElement()
 	x.open(root)
@@ -132,7 +132,7 @@ func writeChoice(x *xmlw, name string, f core.Field, sc *schema, id int64) {
 }
 
 // writeFieldList writes the field-definition list of a kind: the id field first (max_size 15, special
-// purpose id), then every field with every element of the spec's field-definition table, in its order.
+// purpose id), then every field with every element of docs/api.md (Field definitions), in its order.
 // Picklists carry <list_type> too; a user picklist has exactly one option, labelled {{USERS}}.
 func writeFieldList(x *xmlw, obj core.Object, fields []core.Field) {
 	root := obj.FieldsElement()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -17,10 +18,13 @@ func (s *Server) getRelated(w http.ResponseWriter, r *http.Request, c *call, seg
 	}
 	id, ok := parseID(idText)
 	if !ok {
-		s.writeError(w, errRecordNotFound)
+		s.writeError(w, recordNotFound(obj, idText))
 		return
 	}
 	rels, err := s.st.Related(ctx, c.Account.ID, obj.APIPrefix, id)
+	if errors.Is(err, core.ErrNotFound) {
+		err = recordNotFound(obj, idText)
+	}
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -28,7 +32,7 @@ func (s *Server) getRelated(w http.ResponseWriter, r *http.Request, c *call, seg
 	writeXML(w, http.StatusOK, renderRelated(obj.APIPrefix, id, rels))
 }
 
-// relatedGroups are the groups of a related-items response in the order Part 2 of spec/api.md gives.
+// relatedGroups are the groups of a related-items response in the order docs/api.md (Related items) gives.
 var relatedGroups = []struct{ group, kind string }{
 	{"requirements", core.KindRequirement},
 	{"features", core.KindFeature},

@@ -18,11 +18,25 @@ func (e *httpError) Error() string { return e.msg }
 
 // Errors with fixed statuses.
 var (
-	errNoRoute        = &httpError{http.StatusNotFound, "The requested resource does not exist."}
-	errUnauthorized   = &httpError{http.StatusUnauthorized, "Credentials are missing or incorrect."}
-	errBodyTooLarge   = &httpError{http.StatusRequestEntityTooLarge, "The request body is too large."}
-	errRecordNotFound = &httpError{http.StatusNotFound, "The record does not exist."}
+	errNoRoute      = &httpError{http.StatusNotFound, "The requested resource does not exist."}
+	errUnauthorized = &httpError{http.StatusUnauthorized, "Credentials are missing or incorrect."}
+	errBodyTooLarge = &httpError{http.StatusRequestEntityTooLarge, "The request body is too large."}
 )
+
+// The 404s of things that do not exist name what is missing, as the 409 of a deleted record does, so that a
+// caller can tell a wrong id from a wrong path. idText is the id as the path gave it.
+
+func recordNotFound(obj core.Object, idText string) error {
+	return &httpError{http.StatusNotFound, "The record " + obj.WirePrefix() + clip(idText) + " does not exist."}
+}
+
+func viewNotFound(obj core.Object, idText string) error {
+	return &httpError{http.StatusNotFound, "The view " + clip(idText) + " of " + obj.APIPrefix + " does not exist."}
+}
+
+func fieldNotFound(obj core.Object, idText string) error {
+	return &httpError{http.StatusNotFound, "The field " + clip(idText) + " of " + obj.APIPrefix + " does not exist."}
+}
 
 // notWellFormed is the 415 of XML that does not parse.
 func notWellFormed(detail string) error {
@@ -35,7 +49,7 @@ func methodNotAllowed(w http.ResponseWriter, allow string) error {
 	return &httpError{http.StatusMethodNotAllowed, "Method not allowed; this resource allows " + allow + "."}
 }
 
-// writeError writes err as the <error><message> body of spec/api.md Part 2 with its status:
+// writeError writes err as the <error><message> body of docs/api.md (Errors) with its status:
 // core.ErrNotFound 404, core.ErrConflict 409, core.ErrInvalid (and *core.ValidationError, naming the
 // field) 400, anything else 500 "Internal error." with the detail only logged.
 func (s *Server) writeError(w http.ResponseWriter, err error) {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -139,7 +140,7 @@ func (s *Server) loadSchema(ctx context.Context, accountID int64) (*schema, erro
 }
 
 // object resolves a path segment to a kind of record: re, ft, uc, or (version 2 and later) a custom
-// object's api_prefix. Anything else is core.ErrNotFound.
+// object's api_prefix. Anything else is a 404 that names the segment.
 func (s *Server) object(ctx context.Context, c *call, segment string) (core.Object, error) {
 	sc, err := s.schemaOf(ctx, c)
 	if err != nil {
@@ -148,12 +149,13 @@ func (s *Server) object(ctx context.Context, c *call, segment string) (core.Obje
 	for _, o := range sc.objects {
 		if o.APIPrefix == segment {
 			if o.Custom && c.Version < 2 {
-				break
+				return core.Object{}, &httpError{http.StatusNotFound, "The object " + segment +
+					" does not exist in version 1; custom objects need version 2 (/api2/)."}
 			}
 			return o, nil
 		}
 	}
-	return core.Object{}, fmt.Errorf("object %q: %w", segment, core.ErrNotFound)
+	return core.Object{}, &httpError{http.StatusNotFound, "The object " + clip(segment) + " does not exist."}
 }
 
 // fields returns the field definitions of a kind ordered by sort (shared: do not modify).

@@ -75,7 +75,7 @@ func summaryPrefix(kind string) string {
 	return "CO-"
 }
 
-// summary writes one record summary (children in the order of Part 2 of spec/api.md); relType, when not
+// summary writes one record summary (children in the order of docs/api.md, Record summaries); relType, when not
 // empty, is the leading relationship_type of a relationship item.
 func (x *xmlw) summary(relType string, s core.Summary) {
 	elem := summaryElement(s.Kind)

@@ -1,4 +1,4 @@
-// Package api serves the core's XML REST interface (spec/api.md) over net/http: the record operations of
+// Package api serves the core's XML REST interface (docs/api.md) over net/http: the record operations of
 // re, ft, uc and custom objects, field lists, users, and (in the version-2-only files) views, related items,
 // field history and search, plus /healthz and /readyz.
 //
@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -33,6 +34,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for record timestamps and cache expiry. If nil, time.Now.
 	Now func() time.Time
+	// TrustedProxies are the networks of the proxies in front of the core (the gateway, a TLS-terminating
+	// proxy) whose X-Forwarded-Proto and X-Forwarded-Host say the address the caller used, for the Location
+	// of a created record. From anyone else those headers are ignored: a caller must not be able to point
+	// Location elsewhere. Empty: never believed.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the core's http.Handler.
@@ -132,7 +138,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		Version: version,
 		Account: acct,
 		User:    user,
-		Base:    baseURL(r) + "/api" + verText + "/" + key,
+		Base:    s.baseURL(r) + "/api" + verText + "/" + key,
 		Parts:   parts,
 	}
 	route := routeClass(parts)
@@ -262,21 +268,42 @@ func validKey(key string) bool {
 	return true
 }
 
-// baseURL is scheme://host as the caller used it: behind a proxy (the gateway) the X-Forwarded-Proto and
-// X-Forwarded-Host headers name the public address.
-func baseURL(r *http.Request) string {
+// baseURL is scheme://host as the caller used it: the request's own, or behind a trusted proxy (the gateway)
+// the public address its X-Forwarded-Proto and X-Forwarded-Host name.
+func (s *Server) baseURL(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	host := r.Host
+	if !s.fromTrustedProxy(r) {
+		return scheme + "://" + host
+	}
 	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
 		scheme = p
 	}
-	host := r.Host
 	if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && validHost(h) {
 		host = h
 	}
 	return scheme + "://" + host
+}
+
+// fromTrustedProxy reports whether the request's connection comes from a network of Options.TrustedProxies.
+func (s *Server) fromTrustedProxy(r *http.Request) bool {
+	if len(s.opt.TrustedProxies) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	a := ap.Addr().Unmap().WithZone("")
+	for _, p := range s.opt.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstValue is the first element of a comma-separated header value, trimmed.

@@ -59,6 +59,13 @@ func plainText(s string) string {
 	return strings.TrimSpace(collapseNewlines(b.String()))
 }
 
+// htmlText escapes the characters of text that HTML gives a meaning to, and makes line breaks <br />.
+var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r\n", "<br />", "\r", "<br />", "\n", "<br />")
+
+// textHTML is the HTML of plain text, the inverse of plainText for text with line feeds only, no leading or
+// trailing white space and no more than one empty line in a row: plainText(textHTML(s)) == s.
+func textHTML(s string) string { return htmlText.Replace(s) }
+
 // tagName is the lower-case name of a tag's inside ("b", "/p", "br /", "!-- x --") and whether it closes.
 func tagName(tag string) (string, bool) {
 	closing := strings.HasPrefix(tag, "/")

@@ -43,7 +43,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 				return
 			}
 		}
-		s.writeError(w, &httpError{http.StatusNotFound, "The user does not exist."})
+		s.writeError(w, &httpError{http.StatusNotFound, "The user " + seg + " does not exist."})
 		return
 	}
 	if !strings.Contains(seg, "@") {
@@ -62,14 +62,14 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request, c *call, seg st
 	x.close("users")
 	if n == 0 {
 		x.release()
-		s.writeError(w, &httpError{http.StatusNotFound, "No user has that email address."})
+		s.writeError(w, &httpError{http.StatusNotFound, "No user has the email address " + clip(seg) + "."})
 		return
 	}
 	writeXML(w, http.StatusOK, x.bytes())
 	x.release()
 }
 
-// writeUser writes one <user> in the element order of spec Part 2. <deleted> is empty for a live user
+// writeUser writes one <user> in the element order of docs/api.md (Users). <deleted> is empty for a live user
 // (as in the samples) and 1 for a deleted one.
 func writeUser(x *xmlw, u core.User) {
 	x.open("user")

@@ -73,7 +73,7 @@ func TestUsers(t *testing.T) {
 	}
 }
 
-// The field list has the id field first and every element of the spec's field-definition table.
+// The field list has the id field first and every element of docs/api.md, Field definitions.
 func TestFieldList(t *testing.T) {
 	e := start(t, fixedClock())
 	res := e.must(req{Path: "/api/acme/re/field"}, http.StatusOK)

@@ -1,4 +1,4 @@
-// The version-2-only endpoints of spec/api.md: custom-object lookup, views, related items, field history
+// The version-2-only endpoints of docs/api.md: custom-object lookup, views, related items, field history
 // and search. Version-1 requests never reach them (serveV2 is only called for version 2), so under /api/
 // these paths fall to the version-1 router, which answers 404.
 

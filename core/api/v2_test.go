@@ -520,3 +520,48 @@ func BenchmarkV2(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) { benchGet(b, base+c.path, c.items) })
 	}
 }
+
+// A URL field takes only absolute http and https URLs, and the refusal says what is wrong with the value.
+func TestURLField(t *testing.T) {
+	e := v2Setup(t)
+	tests := []struct {
+		value   string // as sent, XML-escaped
+		problem string // in the 400 message; "" when accepted
+	}{
+		{"https://acme.test/a?b=1&amp;c=2", ""},
+		{"http://localhost:8080/x#frag", ""},
+		{"HTTPS://ACME.TEST", ""},
+		{"  https://acme.test/padded  ", ""},
+		{"acme.test/page", "no scheme"},
+		{"/relative/path", "no scheme"},
+		{"ftp://acme.test/file", "the scheme is ftp"},
+		{"javascript:alert(1)", "the scheme is javascript"},
+		{"mailto:a@acme.test", "the scheme is mailto"},
+		{"https://", "no host"},
+		{"https:acme.test", "no host"},
+		{"https://acme.test/a b", "white space"},
+		{"http://[::1", "does not parse"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			e := e.with(t)
+			body := "<requirement><fields><field><name>field_108</name><value>" + tt.value +
+				"</value></field></fields></requirement>"
+			status, b := e.do(http.MethodPut, e.base+"/re/1", "alice", body)
+			if tt.problem == "" {
+				if status != http.StatusOK {
+					t.Errorf("status %d, want 200; body:\n%s", status, b)
+				}
+				return
+			}
+			var got struct {
+				Message string `xml:"message"`
+			}
+			decode(t, b, &got)
+			if status != http.StatusBadRequest || !strings.Contains(got.Message, "field_108: not an absolute http or https URL") ||
+				!strings.Contains(got.Message, tt.problem) {
+				t.Errorf("status %d, message %q; want 400 saying %q", status, got.Message, tt.problem)
+			}
+		})
+	}
+}

@@ -1,19 +1,21 @@
 package api
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
 )
 
-// readOnlyFields are the system fields of a record read that a write may not set.
-var readOnlyFields = map[string]bool{
-	"version_number":    true,
-	"created_time":      true,
-	"last_updated_time": true,
-	"created_by":        true,
-	"last_updated_by":   true,
+// systemFields are the system fields of a record read that the core sets, with their stored values. A write
+// may not set them; an update may send them back unchanged (see checkWrite).
+var systemFields = map[string]func(core.Record) int64{
+	"version_number":    func(r core.Record) int64 { return r.Version },
+	"created_time":      func(r core.Record) int64 { return r.CreatedTime },
+	"last_updated_time": func(r core.Record) int64 { return r.LastUpdatedTime },
+	"created_by":        func(r core.Record) int64 { return r.CreatedBy },
+	"last_updated_by":   func(r core.Record) int64 { return r.LastUpdatedBy },
 }
 
 // writeValues is a validated record write.
@@ -22,12 +24,15 @@ type writeValues struct {
 	comment *string          // version_comment, when sent
 }
 
-// checkWrite validates the fields of a write body against the kind's fields. On create (pathID 0) the id
-// field may not be sent and every required field must be; absent fields get their default. On update the
-// id field may be sent only with the record's own id, and a required field may not be cleared. Errors are
-// *core.ValidationError naming the field.
-func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64) (writeValues, error) {
-	create := pathID == 0
+// checkWrite validates the fields of a write body against the kind's fields. On create (stored nil) the id
+// and system fields may not be sent and every required field must be; absent fields get their default.
+// On update a record read may be sent back as it is (read, modify, write): the id and the system fields are
+// ignored when they hold the stored values and refused when they differ, and a field whose value is the
+// stored one is left alone unvalidated (an option removed since, a required field stored empty). A
+// required field may not be cleared. A Textarea is HTML; in version 1, where reads show it as plain text,
+// a write is plain text too (see textareaValue). Errors are *core.ValidationError naming the field.
+func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.Record, version int) (writeValues, error) {
+	create := stored == nil
 	out := writeValues{values: make(map[int64]string, len(body))}
 	seen := make(map[string]bool, len(body))
 	isUser := func(id int64) bool {
@@ -44,7 +49,7 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64)
 			if create {
 				return out, core.Invalid("id", "the id is assigned by the system; do not send it on create")
 			}
-			if id, ok := parseID(strings.TrimSpace(bf.Value)); !ok || id != pathID {
+			if id, ok := parseID(strings.TrimSpace(bf.Value)); !ok || id != stored.ID {
 				return out, core.Invalid("id", "does not match the record addressed")
 			}
 		case bf.Name == "version_comment":
@@ -53,8 +58,10 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64)
 				return out, core.Invalid("version_comment", "longer than max_size 30000")
 			}
 			out.comment = &c
-		case readOnlyFields[bf.Name]:
-			return out, core.Invalid(bf.Name, "is set by the system and cannot be written")
+		case systemFields[bf.Name] != nil:
+			if err := checkSystemField(bf, stored); err != nil {
+				return out, err
+			}
 		default:
 			f, ok := fieldByName(fields, bf.Name)
 			if !ok {
@@ -63,6 +70,19 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64)
 			raw := bf.Value
 			if f.IsPicklist() && len(bf.IDs) > 0 {
 				raw = strings.Join(bf.IDs, ",")
+			}
+			var old string
+			if !create {
+				old = stored.Values[f.ID]
+			}
+			if f.Type == core.TypeTextarea && version < 2 {
+				var same bool
+				if raw, same = textareaValue(raw, old); same && !create {
+					continue
+				}
+			}
+			if !create && unchanged(f, raw, old) {
+				continue
 			}
 			v, err := core.Canonical(f, raw, isUser)
 			if err != nil {
@@ -92,6 +112,67 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, pathID int64)
 		}
 	}
 	return out, nil
+}
+
+// textareaValue is the HTML a version-1 write of a Textarea stores: the text as HTML (textHTML), so that no
+// version-1 caller can inject markup, which version 2 reads would otherwise show as such. same reports that
+// text is the version-1 read of old, the stored HTML: a record read sent back keeps its formatting.
+func textareaValue(text, old string) (html string, same bool) {
+	if text == plainText(old) {
+		return old, true
+	}
+	return textHTML(text), false
+}
+
+// checkSystemField accepts a system field (version_number, created_time, ...) only in an update and only with
+// the stored value, as a record read sent back carries it.
+func checkSystemField(bf bodyField, stored *core.Record) error {
+	if stored == nil {
+		return core.Invalid(bf.Name, "is set by the system and cannot be written")
+	}
+	want := systemFields[bf.Name](*stored)
+	if n, err := strconv.ParseInt(strings.TrimSpace(bf.Value), 10, 64); err != nil || n != want {
+		return core.Invalid(bf.Name, "is set by the system and cannot be changed (the record has "+
+			strconv.FormatInt(want, 10)+", not "+clip(strings.TrimSpace(bf.Value))+")")
+	}
+	return nil
+}
+
+// unchanged reports whether raw, a value as a write sends it, is the stored canonical value in the shape a
+// record read gives it: the text as it is for text fields, trimmed for the others, picklist choices in
+// any order.
+func unchanged(f core.Field, raw, stored string) bool {
+	switch f.Type {
+	case core.TypeTextbox, core.TypeTextarea, core.TypeText:
+		return raw == stored
+	case core.TypePickMultiple:
+		ids, ok := parseIDList(raw)
+		return ok && ids == stored
+	}
+	return strings.TrimSpace(raw) == stored
+}
+
+// parseIDList reads a comma-separated list of integers into the canonical form of a multiple picklist
+// (ascending, no duplicates); ok is false when an element is not an integer.
+func parseIDList(raw string) (string, bool) {
+	var ids []int64
+	for part := range strings.SplitSeq(raw, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(part, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		ids = append(ids, n)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	parts := make([]string, len(ids))
+	for i, n := range ids {
+		parts[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, ","), true
 }
 
 // defaultValue is the value a field gets on create when the body leaves it out: its default_value, or its

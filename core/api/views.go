@@ -7,9 +7,6 @@ import (
 	"github.com/reqgate/reqgate/core"
 )
 
-// errViewNotFound is the 404 of a view id that is not a view of the segment's kind.
-var errViewNotFound = &httpError{http.StatusNotFound, "The view does not exist."}
-
 // getViews serves GET /<segment>/view: the views of the kind.
 func (s *Server) getViews(w http.ResponseWriter, r *http.Request, c *call, seg string) {
 	ctx := r.Context()
@@ -43,7 +40,7 @@ func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, seg, i
 	}
 	id, ok := parseID(idText)
 	if !ok {
-		s.writeError(w, errViewNotFound)
+		s.writeError(w, viewNotFound(obj, idText))
 		return
 	}
 	views, err := s.st.Views(ctx, c.Account.ID, obj.APIPrefix)
@@ -58,7 +55,8 @@ func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, seg, i
 		}
 	}
 	if i < 0 {
-		s.writeError(w, errViewNotFound)
+		// A view of another kind is not found either: the path names the kind.
+		s.writeError(w, viewNotFound(obj, idText))
 		return
 	}
 	fields, err := s.fields(ctx, c, obj.APIPrefix)

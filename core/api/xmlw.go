@@ -10,7 +10,7 @@ import (
 // of the interface, and it writes CDATA sections, which encoding/xml cannot. Element names are trusted
 // (they come from this package); text, attribute values and CDATA are escaped here.
 //
-// Layout: one element per line, like the samples of spec/api.md.
+// Layout: one element per line, like the examples of docs/api.md.
 type xmlw struct {
 	b []byte
 }

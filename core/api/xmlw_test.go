@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEscape(t *testing.T) {
@@ -93,6 +94,40 @@ func TestPlainText(t *testing.T) {
 			t.Errorf("plainText(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+func TestTextHTML(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"a < b & c", "a &lt; b &amp; c"},
+		{"<b>not bold</b>", "&lt;b&gt;not bold&lt;/b&gt;"},
+		{"&amp; is an entity", "&amp;amp; is an entity"},
+		{"one\ntwo\r\nthree\rfour", "one<br />two<br />three<br />four"},
+		{"\"quoted\" 'text'", "\"quoted\" 'text'"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := textHTML(tt.in); got != tt.want {
+			t.Errorf("textHTML(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzTextHTML: text written in version 1 reads back in version 1 as written, within the limits textHTML
+// states (line feeds only, trimmed, at most one empty line in a row).
+func FuzzTextHTML(f *testing.F) {
+	for _, s := range []string{"a < b & c", "<b>x</b>", "&amp;", "one\n\ntwo", "<script>x</script>", "a<br>b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.TrimSpace(collapseNewlines(strings.ReplaceAll(s, "\r", "")))
+		if !utf8.ValidString(s) {
+			return
+		}
+		if got := plainText(textHTML(s)); got != s {
+			t.Fatalf("plainText(textHTML(%q)) = %q", s, got)
+		}
+	})
 }
 
 func TestRouteClass(t *testing.T) {

@@ -26,7 +26,7 @@ import (
 
 // Options choose what the core serves.
 type Options struct {
-	// AccountsYAML is an account file (contract.md) applied to the new store. If empty, the demo account
+	// AccountsYAML is an account file (see core/accounts) applied to the new store. If empty, the demo account
 	// (api_key demo, users demo/demo and viewer/viewer) with its seed history.
 	AccountsYAML string
 	// API tunes the HTTP layer (body limit, credential TTL, clock). The zero value is the default.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/reqgate/reqgate/core"
@@ -186,8 +185,9 @@ func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
 		r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals)
 }
 
-// UpdateRecord applies a partial update to a live record; every changed value becomes one history entry
-// whose sequence number is the version the update produces. It takes two round trips: lock and read the record
+// UpdateRecord applies a partial update to a live record (core.Update.Changes decides whether it makes a new
+// version); every changed value becomes one history entry whose sequence number is the version the update
+// produces. It takes two round trips: lock and read the record
 // (and the searchable fields), then write the history, the record and its changed index terms. The lock
 // (Dialect.ForUpdate) serialises updates of one record across replicas: the second waits, then reads the row
 // the first committed, so neither the version nor a change is lost.
@@ -209,18 +209,17 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
 		}
+		changed, newVersion := u.Changes(rec)
+		if !newVersion {
+			return nil // nothing is written; the lock ends with the transaction
+		}
 		old := maps.Clone(rec.Values)
 		rec.Version++
 		rec.LastUpdatedTime, rec.LastUpdatedBy = u.Time, u.UserID
-		if u.VersionComment != nil {
-			rec.VersionComment = *u.VersionComment
-		}
+		rec.VersionComment = u.Comment()
 		b := &Batch{}
-		for _, fid := range slices.Sorted(maps.Keys(u.Values)) {
+		for _, fid := range changed {
 			was, now := old[fid], u.Values[fid]
-			if was == now {
-				continue
-			}
 			if now == "" {
 				delete(rec.Values, fid)
 			} else {

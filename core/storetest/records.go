@@ -94,14 +94,36 @@ func testUpdateRecord(t *testing.T, st core.Store) {
 	check(t, "UpdateRecord", got, want)
 	check(t, "Record after update", record(t, st, acme, "re", 1), want)
 
-	// Nothing changes but the version and the last update; a nil comment keeps the stored one.
-	got = update(t, st, acme, "re", 1, core.Update{UserID: 5, Time: t3 + 2, Values: map[int64]string{reStatus: "2"}})
-	want.Version, want.LastUpdatedTime, want.LastUpdatedBy = 3, t3+2, 5
-	check(t, "UpdateRecord without changes", got, want)
+	// An update that changes nothing makes no version: not the values it sends again, nor the comment of the
+	// current version sent again, nor an empty comment.
 	empty := ""
-	got = update(t, st, acme, "re", 1, core.Update{UserID: 5, Time: t3 + 3, VersionComment: &empty})
-	check(t, "UpdateRecord clearing the comment", got.VersionComment, "")
-	check(t, "version", got.Version, int64(4))
+	for _, u := range []core.Update{
+		{UserID: 5, Time: t3 + 2, Values: map[int64]string{reStatus: "2", reDesc: ""}},
+		{UserID: 5, Time: t3 + 2, Values: map[int64]string{reTitle: "Export to CSV"}, VersionComment: &comment},
+		{UserID: 5, Time: t3 + 2, VersionComment: &empty},
+		{UserID: 5, Time: t3 + 2},
+	} {
+		check(t, fmt.Sprintf("UpdateRecord without changes %+v", u), update(t, st, acme, "re", 1, u), want)
+	}
+	check(t, "Record after updates without changes", record(t, st, acme, "re", 1), want)
+	h, err := st.History(ctx, acme, "re", 1, reStatus)
+	checkErr(t, "History", err, nil)
+	check(t, "history entries of status", len(h), 1)
+
+	// A comment belongs to the version that carried it: the next change without one clears it.
+	got = update(t, st, acme, "re", 1, core.Update{UserID: 5, Time: t3 + 3, Values: map[int64]string{reStatus: "3"}})
+	want.Version, want.LastUpdatedTime, want.LastUpdatedBy, want.VersionComment = 3, t3+3, 5, ""
+	want.Values[reStatus] = "3"
+	check(t, "UpdateRecord without a comment", got, want)
+
+	// A new comment alone makes a version, with no field change.
+	again := "reviewed"
+	got = update(t, st, acme, "re", 1, core.Update{UserID: 6, Time: t3 + 4, VersionComment: &again})
+	want.Version, want.LastUpdatedTime, want.LastUpdatedBy, want.VersionComment = 4, t3+4, 6, "reviewed"
+	check(t, "UpdateRecord with a new comment only", got, want)
+	h, err = st.History(ctx, acme, "re", 1, reStatus)
+	checkErr(t, "History", err, nil)
+	check(t, "history entries of status", len(h), 2)
 
 	for _, tc := range []struct {
 		kind string

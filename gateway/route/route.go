@@ -22,7 +22,7 @@ const (
 // Class names what a path addresses; it is the route label of metrics and logs.
 type Class string
 
-// The classes of spec/api.md.
+// The classes of the endpoints of docs/api.md.
 const (
 	Unknown    Class = "unknown"
 	Throttle   Class = "rate_throttle_status" // answered by the gateway when it limits rates
@@ -77,7 +77,7 @@ func (r *Route) Base() string {
 	return r.Path + "/"
 }
 
-// Cacheable reports whether a successful GET of this route may be cached (reads of spec/api.md).
+// Cacheable reports whether a successful GET of this route may be cached (the reads of docs/api.md).
 func (r *Route) Cacheable() bool {
 	switch r.Class {
 	case Object, Users, User, Record, Fields, Views, View, ViewSearch, Search, Related, History:
