@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/valyala/fasthttp"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
@@ -165,6 +167,15 @@ func (c *credentials) remember(cr credential) {
 		}
 	}
 	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user}
+}
+
+// coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had
+// proved (its password changed, or its user was locked, since) makes the gateway forget the credential at once.
+func (g *Gateway) coreAnswered(x *exchange, status int) {
+	x.coreStatus = status
+	if status == fasthttp.StatusUnauthorized && x.verified {
+		g.creds.forget(x.cred)
+	}
 }
 
 // forget drops a credential the core refused, so a changed password stops reading the cache at once.

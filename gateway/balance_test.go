@@ -26,9 +26,9 @@ func TestBalancerSkipsDeadCore(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	for _, order := range []string{"dead first", "live first"} {
 		t.Run(order, func(t *testing.T) {
-			opt := Options{Upstream: "http://" + deadAddr(t), Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}}
+			opt := Options{Upstreams: []string{"http://" + deadAddr(t), c.URL}, Cache: CacheOptions{Enabled: true}}
 			if order == "live first" {
-				opt.Upstream, opt.Upstreams = c.URL, []string{"http://" + deadAddr(t)}
+				opt.Upstreams = []string{c.URL, "http://" + deadAddr(t)}
 			}
 			gw := startGateway(t, opt)
 			const create = `<requirement><fields><field><name>field_101</name><value>balanced</value></field></fields></requirement>`

@@ -50,7 +50,7 @@ func (g *Gateway) readBody(x *exchange) bool {
 	}
 	if !g.budget.take(n) {
 		bodyBudgetRefused.Inc()
-		g.writeErr(x, fasthttp.StatusServiceUnavailable, "The gateway is busy receiving other requests; try again shortly.")
+		g.respondError(x, fasthttp.StatusServiceUnavailable, "The gateway is busy receiving other requests; try again shortly.")
 		x.addHeader("Retry-After", "1")
 		return false
 	}
@@ -61,7 +61,7 @@ func (g *Gateway) readBody(x *exchange) bool {
 		g.tooLarge(x)
 		return false
 	case err != nil:
-		g.writeErr(x, fasthttp.StatusBadRequest, "The request body could not be read.")
+		g.respondError(x, fasthttp.StatusBadRequest, "The request body could not be read.")
 		return false
 	}
 	ctx.Request.SetBodyRaw(body)
@@ -93,5 +93,5 @@ func readStream(r io.Reader, n, limit int) ([]byte, error) {
 
 // tooLarge answers 413 for a body over the limit; the body is left unread and the connection closed.
 func (g *Gateway) tooLarge(x *exchange) {
-	g.writeErr(x, fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes))
+	g.respondError(x, fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes))
 }

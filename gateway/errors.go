@@ -16,7 +16,7 @@ func errorXML(message string) []byte {
 }
 
 // writeError answers with status and an XML error message, dropping whatever the response held.
-func writeError(ctx *fasthttp.RequestCtx, status int, message string) {
+func writeXMLError(ctx *fasthttp.RequestCtx, status int, message string) {
 	ctx.Response.Reset()
 	ctx.SetStatusCode(status)
 	ctx.SetContentType(contentTypeXML)

@@ -110,7 +110,7 @@ func TestUpstreamTimeout(t *testing.T) {
 		}
 		mu.Unlock()
 	})
-	gw := startGateway(t, Options{Upstream: "http://" + ln.Addr().String(), UpstreamTimeout: 300 * time.Millisecond,
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, UpstreamTimeout: 300 * time.Millisecond,
 		Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPut} {
 		res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "<requirement/>")
@@ -180,7 +180,7 @@ func TestUpstreamReset(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
-	gw := startGateway(t, Options{Upstream: "http://" + ln.Addr().String(), Cache: CacheOptions{Enabled: true}})
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		res := do(t, method, gw.URL+"/api2/demo/re", "demo", "demo", "<requirement/>")
 		if got, want := res.Status, http.StatusBadGateway; got != want {

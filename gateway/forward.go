@@ -56,23 +56,17 @@ func (g *Gateway) forward(x *exchange) {
 		x.cacheRes = cacheBypass
 	}
 	g.prepare(x, &ctx.Request)
-	start := time.Now()
-	g.upstreamCalls.Add(1)
-	upstreamRequests.Inc()
-	err := g.up.do(&ctx.Request, &ctx.Response)
-	x.upstream = time.Since(start)
+	took, err := g.roundTrip(&ctx.Request, &ctx.Response)
+	x.upstream = took
 	if err != nil {
-		status, msg := upstreamStatus(err)
-		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
-		g.writeErr(x, status, msg)
+		g.upstreamFailed(x, err)
 		if write {
 			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
 			g.invalidate(x.rt.APIKey)
 		}
-		g.cacheHeaders(x, 0)
 		return
 	}
-	x.coreStatus = ctx.Response.StatusCode()
+	g.coreAnswered(x, ctx.Response.StatusCode())
 	resp := &ctx.Response
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
@@ -82,6 +76,25 @@ func (g *Gateway) forward(x *exchange) {
 		g.invalidate(x.rt.APIKey)
 	}
 	g.translateResponse(x)
+	g.cacheHeaders(x, 0)
+}
+
+// roundTrip sends req to the core and reads its answer into resp: the one exchange with the core of every path
+// (a read's fetch, a forward, a verification), counted in one place.
+func (g *Gateway) roundTrip(req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+	start := time.Now()
+	g.upstreamCalls.Add(1)
+	upstreamRequests.Inc()
+	err := g.up.do(req, resp)
+	return time.Since(start), err
+}
+
+// upstreamFailed answers a request whose exchange with the core failed: 504 for a timeout, 503 when no
+// connection came free, 502 otherwise (upstreamStatus), in the caller's representation.
+func (g *Gateway) upstreamFailed(x *exchange, err error) {
+	status, msg := upstreamStatus(err)
+	g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
+	g.respondError(x, status, msg)
 	g.cacheHeaders(x, 0)
 }
 

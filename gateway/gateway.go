@@ -29,23 +29,23 @@ import (
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
 // your own; stop with Shutdown.
 type Gateway struct {
-	opt       Options
-	up        *upstream
-	cache     *cache.Cache // nil when the cache is disabled
-	bus       cache.Bus
-	creds     *credentials
-	fails     loginFailures
-	limiter   Limiter
-	flight    singleflight.Group // cache misses of one key
-	verifying singleflight.Group // verifications of one credential
-	budget    bodyBudget
-	routes    *routes
-	ids       *requestIDs
-	log       *slog.Logger
-	srv       *fasthttp.Server
-	scopeUser bool
-	cors      map[string]bool
-	proxies   []netip.Prefix // trusted proxy networks
+	opt         Options
+	up          *upstream
+	cache       *cache.Cache // nil when the cache is disabled
+	bus         cache.Bus
+	creds       *credentials
+	fails       loginFailures
+	limiter     Limiter
+	flight      singleflight.Group // cache misses of one key
+	verifying   singleflight.Group // verifications of one credential
+	budget      bodyBudget
+	routes      *routes
+	ids         *requestIDs
+	log         *slog.Logger
+	srv         *fasthttp.Server
+	scopeUser   bool
+	corsOrigins map[string]bool
+	proxies     []netip.Prefix // trusted proxy networks
 
 	upstreamCalls atomic.Uint64
 }
@@ -85,9 +85,9 @@ func New(opt Options) (*Gateway, error) {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)
 	}
 	if len(opt.CORSOrigins) > 0 {
-		g.cors = make(map[string]bool, len(opt.CORSOrigins))
+		g.corsOrigins = make(map[string]bool, len(opt.CORSOrigins))
 		for _, o := range opt.CORSOrigins {
-			g.cors[o] = true
+			g.corsOrigins[o] = true
 		}
 	}
 	if opt.Cache.Enabled {
@@ -201,7 +201,7 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
 	}
 	countRequest("unknown", status, "")
-	writeError(ctx, status, msg)
+	writeXMLError(ctx, status, msg)
 	ctx.SetConnectionClose()
 }
 

@@ -15,8 +15,6 @@ import (
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/gateway/route"
-	"github.com/reqgate/reqgate/ratelimit"
-	"github.com/reqgate/reqgate/translate"
 )
 
 // X-Cache values.
@@ -41,6 +39,7 @@ type exchange struct {
 // state is what an exchange starts each request from zero with (its buffers need no clearing).
 type state struct {
 	ctx         *fasthttp.RequestCtx
+	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
 	reqID       string // in idBuf: valid during the request only (logID copies it for the log)
 	ip          string
@@ -102,7 +101,8 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 // addHeader queues a response header that must survive whatever the upstream answer replaces.
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
-// handle serves one request. It never lets a panic escape: the caller gets 500 and the log the stack.
+// handle serves one request: it runs the stages of pipeline.go in order until one answers, then finish does
+// the accounting. It never lets a panic escape: the caller gets 500 and the log the stack.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x := exchanges.Get().(*exchange)
 	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
@@ -111,110 +111,16 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
 			g.log.Error("panic serving request", "request_id", x.logID(), "panic", p, "stack", string(debug.Stack()))
-			g.writeErr(x, fasthttp.StatusInternalServerError, "Internal gateway error.")
+			g.respondError(x, fasthttp.StatusInternalServerError, "Internal gateway error.")
 		}
 		g.finish(x)
 		x.state = state{}
 		exchanges.Put(x)
 	}()
-
-	hdr := scanHeaders(&ctx.Request.Header)
-	id := x.idBuf[:0]
-	if validRequestID(hdr.requestID) {
-		id = append(id, hdr.requestID...)
-	} else {
-		id = g.ids.appendNext(id)
-	}
-	x.reqID = unsafe.String(&x.idBuf[0], len(id))
-	x.addHeader(headerRequestID, x.reqID)
-
-	x.json = translate.WantsJSON(hdr.accept)
-	x.accept = acceptedEncodings(hdr.acceptEncoding)
-	x.ifNoneMatch = hdr.ifNoneMatch
-	x.noCache = noCache(hdr.cacheControl, hdr.pragma)
-	if !g.strict(x) {
-		return
-	}
-	rt, err := g.routes.parse(ctx.RequestURI())
-	if err != nil {
-		g.writeErr(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
-		return
-	}
-	x.rt = rt
-	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
-	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
-		x.announced = true
-		if n > g.opt.MaxBodyBytes {
-			// Refused before anything else, whoever asks: it would be refused after authentication too.
-			g.tooLarge(x)
+	for _, s := range pipeline {
+		if !s(g, x) {
 			return
 		}
-	}
-	switch rt.Path {
-	case "/healthz":
-		ctx.SetContentType("text/plain; charset=utf-8")
-		ctx.SetBodyString("ok\n")
-		return
-	case "/readyz":
-		ctx.SetContentType("text/plain; charset=utf-8")
-		if err := g.Ready(); err != nil {
-			g.log.Warn("readyz: not ready", "err", err)
-			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
-			ctx.SetBodyString("not ready\n")
-			return
-		}
-		ctx.SetBodyString("ready\n")
-		return
-	}
-	if g.cors != nil && g.corsHeaders(x, hdr.origin) {
-		return // a preflight, answered
-	}
-	x.proto = scheme(ctx)
-	if g.fromTrustedProxy(ctx) {
-		x.proxies = g.proxies
-		forwardedOrigin(x)
-	}
-	if rt.APIKey == "" {
-		// Not the API: the core answers it (404) without anything of the caller's; no body is read.
-		g.forward(x)
-		return
-	}
-
-	if rt.Cacheable() && ctx.IsGet() {
-		x.addHeader("Vary", "Accept, Accept-Encoding")
-		x.cacheRes = cacheMiss // until a stage says otherwise
-	} else {
-		x.addHeader("Vary", "Accept")
-	}
-	x.cred, x.verified = g.creds.checkOn(ctx.Conn(), hdr.authorization, rt.APIKey, x.now)
-	if !x.verified && !g.authenticate(x, hdr.authorization) {
-		return
-	}
-	// The credential is proved from here on.
-	if rt.Class == route.Throttle && ctx.IsGet() {
-		// Answered here, never counted; "yes" when no limiter is configured.
-		g.throttleStatus(x, ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user, IP: x.clientIP()})
-		return
-	}
-	if g.limiter != nil {
-		r := ratelimit.Request{APIKey: rt.APIKey, User: x.cred.user}
-		if !x.ipCharged {
-			r.IP = x.clientIP()
-		}
-		if !g.admit(x, r) {
-			return
-		}
-	}
-	if ctx.IsPost() || ctx.IsPut() {
-		if !g.readBody(x) || !g.translateRequest(x) {
-			return
-		}
-	}
-	switch {
-	case ctx.IsGet() && rt.Cacheable() && g.cache != nil:
-		g.read(x)
-	default:
-		g.forward(x)
 	}
 }
 
@@ -235,11 +141,6 @@ func (g *Gateway) finish(x *exchange) {
 	if x.announced && !x.bodyRead {
 		// What is left of the body is still on the connection: it must never be read as the next request.
 		ctx.SetConnectionClose()
-	}
-	if x.verified && x.coreStatus == fasthttp.StatusUnauthorized {
-		// The core refused a credential it had proved (a changed password, a locked user): stop trusting it
-		// at once.
-		g.creds.forget(x.cred)
 	}
 	status := ctx.Response.StatusCode()
 	end := g.end(x.now)
@@ -326,10 +227,10 @@ func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	case o == "null":
 		// Sandboxed frames, file: pages and redirects all send "null": allowing it allows anyone.
 		return false
-	case g.cors[o]:
+	case g.corsOrigins[o]:
 		x.addHeader("Access-Control-Allow-Origin", o)
 		x.addHeader("Access-Control-Allow-Credentials", "true")
-	case g.cors["*"]:
+	case g.corsOrigins["*"]:
 		// Any origin, but never with the browser's own credentials: a page that sends Authorization itself
 		// still works (Access-Control-Allow-Headers below), and no site rides on a logged-in browser.
 		x.addHeader("Access-Control-Allow-Origin", "*")

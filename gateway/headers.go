@@ -69,7 +69,7 @@ func validRequestID(id []byte) bool {
 }
 
 // scheme is the scheme the caller used to reach the gateway.
-func scheme(ctx *fasthttp.RequestCtx) string {
+func connScheme(ctx *fasthttp.RequestCtx) string {
 	if ctx.IsTLS() {
 		return "https"
 	}

@@ -57,7 +57,7 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 	a := coretest.Start(t, coretest.Options{})
 	b := coretest.Start(t, coretest.Options{})
 	before := liveRecords(t, a) + liveRecords(t, b)
-	gw := startGateway(t, Options{Upstream: a.URL, Upstreams: []string{b.URL}, HealthInterval: 100 * time.Millisecond})
+	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond})
 
 	// Creates run in the background through the whole test; each POST is sent by the client once.
 	var posts, created atomic.Int64
@@ -135,7 +135,7 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 func TestAllCoresDownStillTried(t *testing.T) {
 	a := coretest.Start(t, coretest.Options{})
 	b := coretest.Start(t, coretest.Options{})
-	gw := startGateway(t, Options{Upstream: a.URL, Upstreams: []string{b.URL}, HealthInterval: 100 * time.Millisecond})
+	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond})
 	a.Stop()
 	b.Stop()
 	if !waitUntil(10*time.Second, func() bool { return !upState(gw, a.Addr) && !upState(gw, b.Addr) }) {

@@ -46,7 +46,7 @@ func startGateway(tb testing.TB, opt Options) *testGateway {
 
 // cachedOptions are gateway options with the cache on, in front of core.
 func cachedOptions(c *coretest.Core) Options {
-	return Options{Upstream: c.URL, Cache: CacheOptions{Enabled: true}}
+	return Options{Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}}
 }
 
 // reply is a response read whole.

@@ -16,9 +16,9 @@ import (
 // translation; a JSON read whose XML form is cached is translated once and stored.
 
 // writeErr answers with status and an error body in the caller's representation.
-func (g *Gateway) writeErr(x *exchange, status int, message string) {
+func (g *Gateway) respondError(x *exchange, status int, message string) {
 	if !x.json {
-		writeError(x.ctx, status, message)
+		writeXMLError(x.ctx, status, message)
 		return
 	}
 	ctx := x.ctx
@@ -40,9 +40,9 @@ func (g *Gateway) translateRequest(x *exchange) bool {
 		var st *translate.StructureError
 		switch {
 		case errors.As(err, &se), errors.As(err, &st):
-			g.writeErr(x, fasthttp.StatusBadRequest, err.Error())
+			g.respondError(x, fasthttp.StatusBadRequest, err.Error())
 		default:
-			g.writeErr(x, fasthttp.StatusBadRequest, "The JSON body cannot be translated to XML.")
+			g.respondError(x, fasthttp.StatusBadRequest, "The JSON body cannot be translated to XML.")
 		}
 		return false
 	}
@@ -60,7 +60,7 @@ func (g *Gateway) translateResponse(x *exchange) {
 	js, err := translate.XMLToJSON(resp.Body())
 	if err != nil {
 		g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
-		g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+		g.respondError(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
 		return
 	}
 	resp.SetBodyRaw(js)

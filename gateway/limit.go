@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -49,6 +50,11 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	ctx.SetBody(ratelimit.ThrottleXML(d.RetryAfter))
 	g.translateResponse(x)
 	return false
+}
+
+// throttleStatusRequest reports whether x asks for rate_throttle_status, which the gateway answers itself.
+func (g *Gateway) throttleStatusRequest(x *exchange) bool {
+	return x.rt.Class == route.Throttle && x.ctx.IsGet()
 }
 
 // throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting; without

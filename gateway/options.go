@@ -31,10 +31,9 @@ const (
 
 // Options carry everything the gateway takes from the configuration. Zero values take the defaults.
 type Options struct {
-	// Upstream is the base URL of the core, e.g. http://127.0.0.1:8081; a path in it prefixes every
-	// forwarded path. If empty, DefaultUpstream. Upstreams adds more cores behind the same prefix,
-	// balanced by least load.
-	Upstream  string
+	// Upstreams are the base URLs of the cores, e.g. http://127.0.0.1:8081; a path in them prefixes every
+	// forwarded path (the same for all). Several cores are balanced by least load; the first one's host is the
+	// Host header sent upstream. If empty, DefaultUpstream.
 	Upstreams []string
 	// HealthInterval is how often each core's /readyz is probed when there are several cores. If zero, 1s;
 	// negative: no probes (a core that refused a connection is skipped for 1s). HealthTimeout bounds one
@@ -111,8 +110,8 @@ type CacheOptions struct {
 }
 
 func (o *Options) defaults() {
-	if o.Upstream == "" {
-		o.Upstream = DefaultUpstream
+	if len(o.Upstreams) == 0 {
+		o.Upstreams = []string{DefaultUpstream}
 	}
 	if o.HealthInterval == 0 {
 		o.HealthInterval = DefaultHealthInterval

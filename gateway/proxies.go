@@ -128,7 +128,7 @@ func validHost(h []byte) bool {
 // scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
 func (x *exchange) scheme() string {
 	if x.proto == "" {
-		return scheme(x.ctx)
+		return connScheme(x.ctx)
 	}
 	return x.proto
 }

@@ -30,7 +30,7 @@ func TestTrustedProxies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gw := startGateway(t, Options{Upstream: c.URL, TrustedProxies: tt.trusted})
+			gw := startGateway(t, Options{Upstreams: []string{c.URL}, TrustedProxies: tt.trusted})
 			res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", create, tt.headers...)
 			if res.Status != http.StatusCreated {
 				t.Fatalf("create: status %d (%s)", res.Status, res.Body)
@@ -114,7 +114,7 @@ func TestFailedLoginsPerForwardedIP(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	for _, trusted := range []bool{true, false} {
 		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
-			opt := Options{Upstream: c.URL, MaxUserFailures: 100, MaxIPFailures: 2}
+			opt := Options{Upstreams: []string{c.URL}, MaxUserFailures: 100, MaxIPFailures: 2}
 			if trusted {
 				opt.TrustedProxies = []string{"127.0.0.1"}
 			}

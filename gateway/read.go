@@ -75,19 +75,16 @@ func (g *Gateway) read(x *exchange) {
 		}
 	}
 	if f.err != nil {
-		status, msg := upstreamStatus(f.err)
-		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", f.err)
-		g.writeErr(x, status, msg)
-		g.cacheHeaders(x, 0)
+		g.upstreamFailed(x, f.err)
 		return
 	}
-	x.coreStatus = f.entry.Status
+	g.coreAnswered(x, f.entry.Status)
 	e := f.entry
 	if x.json {
 		je, err := jsonEntry(e)
 		if err != nil {
 			g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
-			g.writeErr(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+			g.respondError(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
 			return
 		}
 		if f.stored {
@@ -140,11 +137,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	g.prepare(x, req)
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	start := time.Now()
-	g.upstreamCalls.Add(1)
-	upstreamRequests.Inc()
-	err := g.up.do(req, resp)
-	took := time.Since(start)
+	took, err := g.roundTrip(req, resp)
 	if err != nil {
 		return &fetched{err: err, took: took}
 	}

@@ -19,7 +19,7 @@ func (g *Gateway) strict(x *exchange) bool {
 	if status == 0 {
 		return true
 	}
-	g.writeErr(x, status, msg)
+	g.respondError(x, status, msg)
 	x.ctx.SetConnectionClose()
 	return false
 }

@@ -32,7 +32,7 @@ type upstream struct {
 }
 
 func newUpstream(o *Options) (*upstream, error) {
-	urls := append([]string{o.Upstream}, o.Upstreams...)
+	urls := o.Upstreams
 	u := &upstream{timeout: o.UpstreamTimeout}
 	var clients []*fasthttp.HostClient
 	for i, raw := range urls {

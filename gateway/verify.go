@@ -47,13 +47,12 @@ func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
 		return true
 	case vd.blocked > 0:
 		secs := int((vd.blocked + time.Second - 1) / time.Second)
-		g.writeErr(x, fasthttp.StatusTooManyRequests,
+		g.respondError(x, fasthttp.StatusTooManyRequests,
 			"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
 		x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
 	case vd.err != nil:
-		status, msg := upstreamStatus(vd.err)
-		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", "verify", "err", vd.err)
-		g.writeErr(x, status, msg)
+		g.upstreamFailed(x, vd.err)
+		return false
 	default:
 		x.coreStatus = vd.answer.Status
 		writeEntry(x.ctx, vd.answer)
@@ -83,11 +82,7 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 		req.Header.SetBytesV("Authorization", auth)
 	}
 	g.forwardedHeaders(x, &req.Header)
-	start := time.Now()
-	g.upstreamCalls.Add(1)
-	upstreamRequests.Inc()
-	err := g.up.do(req, resp)
-	took := time.Since(start)
+	took, err := g.roundTrip(req, resp)
 	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
 	if x.cred.present && !failed {
 		g.fails.release(ip, x.rt.APIKey, user)

@@ -49,8 +49,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		return nil, errors.New("gateway: no upstream URL")
 	}
 	gw, err := gateway.New(gateway.Options{
-		Upstream:         urls[0],
-		Upstreams:        urls[1:],
+		Upstreams:        urls,
 		UpstreamTimeout:  cfg.Upstream.Timeout,
 		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
 		MaxConnWait:      cfg.Upstream.MaxConnWait,

@@ -180,7 +180,7 @@ func BenchmarkReplicaWrites(b *testing.B) {
 	cores := []string{serveCore(b, openPG(b, dsn)), serveCore(b, openPG(b, dsn))}
 	for _, n := range []int{1, 2} {
 		b.Run("replicas="+strconv.Itoa(n), func(b *testing.B) {
-			gw, err := gateway.New(gateway.Options{Upstream: cores[0], Upstreams: cores[1:n]})
+			gw, err := gateway.New(gateway.Options{Upstreams: cores[:n]})
 			if err != nil {
 				b.Fatal(err)
 			}

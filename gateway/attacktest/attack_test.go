@@ -66,7 +66,7 @@ func serve(tb testing.TB, opt gateway.Options) (*gateway.Gateway, string) {
 }
 
 func cached(c *coretest.Core) gateway.Options {
-	return gateway.Options{Upstream: c.URL, Cache: gateway.CacheOptions{Enabled: true}}
+	return gateway.Options{Upstreams: []string{c.URL}, Cache: gateway.CacheOptions{Enabled: true}}
 }
 
 // from is a client whose connections leave from the loopback address ip (127.0.0.0/8 is all ours).

@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/translate"
+)
+
+// A stage handles one concern of a request. It returns false when it has answered the request, which ends the
+// pipeline; finish then does the accounting of every request alike, however it ended.
+type stage func(g *Gateway, x *exchange) bool
+
+// pipeline is the order every request goes through (docs/design.md, "The gateway").
+var pipeline = [...]stage{
+	(*Gateway).identify,    // the request id; what the caller accepts
+	(*Gateway).strict,      // the HTTP/1.1 rules fasthttp does not enforce (strict.go)
+	(*Gateway).route,       // the one normalisation of the target; a body over the limit
+	(*Gateway).serveHealth, // /healthz and /readyz
+	(*Gateway).cors,        // CORS headers; a preflight answered
+	(*Gateway).origin,      // the caller's scheme, host and address behind a trusted proxy (proxies.go)
+	(*Gateway).auth,        // the credential, proved by the core (auth.go, verify.go)
+	(*Gateway).limit,       // the rate policies (limit.go)
+	(*Gateway).body,        // a write's body, within the budget (body.go), translated from JSON (json.go)
+	(*Gateway).respond,     // the throttle status, a cached read (read.go), or the core's answer (forward.go)
+}
+
+// identify gives the request its id (the caller's, when well formed) and notes what the caller accepts.
+func (g *Gateway) identify(x *exchange) bool {
+	x.hdr = scanHeaders(&x.ctx.Request.Header)
+	id := x.idBuf[:0]
+	if validRequestID(x.hdr.requestID) {
+		id = append(id, x.hdr.requestID...)
+	} else {
+		id = g.ids.appendNext(id)
+	}
+	x.reqID = unsafe.String(&x.idBuf[0], len(id))
+	x.addHeader(headerRequestID, x.reqID)
+	x.json = translate.WantsJSON(x.hdr.accept)
+	x.accept = acceptedEncodings(x.hdr.acceptEncoding)
+	x.ifNoneMatch = x.hdr.ifNoneMatch
+	x.noCache = noCache(x.hdr.cacheControl, x.hdr.pragma)
+	return true
+}
+
+// route normalises the target once (gateway/route; the same form is routed, keyed and forwarded) and refuses
+// a body announced over the limit before anything else, whoever asks.
+func (g *Gateway) route(x *exchange) bool {
+	rt, err := g.routes.parse(x.ctx.RequestURI())
+	if err != nil {
+		g.respondError(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
+		return false
+	}
+	x.rt = rt
+	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
+	if n := x.ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
+		x.announced = true
+		if n > g.opt.MaxBodyBytes {
+			g.tooLarge(x)
+			return false
+		}
+	}
+	return true
+}
+
+// serveHealth answers /healthz (the process lives) and /readyz (Ready: the core, and Redis when configured).
+func (g *Gateway) serveHealth(x *exchange) bool {
+	ctx := x.ctx
+	switch x.rt.Path {
+	case "/healthz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("ok\n")
+	case "/readyz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		if err := g.Ready(); err != nil {
+			g.log.Warn("readyz: not ready", "err", err)
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.SetBodyString("not ready\n")
+			return false
+		}
+		ctx.SetBodyString("ready\n")
+	default:
+		return true
+	}
+	return false
+}
+
+// cors adds the CORS headers of an allowed origin and answers its preflight.
+func (g *Gateway) cors(x *exchange) bool {
+	return g.corsOrigins == nil || !g.corsHeaders(x, x.hdr.origin)
+}
+
+// origin notes the scheme the caller used and, from a trusted proxy, the scheme, host and address the proxy
+// says the caller used.
+func (g *Gateway) origin(x *exchange) bool {
+	x.proto = connScheme(x.ctx)
+	if g.fromTrustedProxy(x.ctx) {
+		x.proxies = g.proxies
+		forwardedOrigin(x)
+	}
+	return true
+}
+
+// auth makes sure the core has proved the credential of an API request: remembered (auth.go), or asked now
+// (verify.go). Other requests carry nothing the gateway trusts and pass on to the core as they are.
+func (g *Gateway) auth(x *exchange) bool {
+	if x.rt.APIKey == "" {
+		return true
+	}
+	if x.rt.Cacheable() && x.ctx.IsGet() {
+		x.addHeader("Vary", "Accept, Accept-Encoding")
+		x.cacheRes = cacheMiss // until a later stage says otherwise
+	} else {
+		x.addHeader("Vary", "Accept")
+	}
+	x.cred, x.verified = g.creds.checkOn(x.ctx.Conn(), x.hdr.authorization, x.rt.APIKey, x.now)
+	return x.verified || g.authenticate(x, x.hdr.authorization)
+}
+
+// limit charges a proved caller to the rate policies (the ip ones only when verification did not already).
+// rate_throttle_status is never charged.
+func (g *Gateway) limit(x *exchange) bool {
+	if g.limiter == nil || x.rt.APIKey == "" || g.throttleStatusRequest(x) {
+		return true
+	}
+	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user}
+	if !x.ipCharged {
+		r.IP = x.clientIP()
+	}
+	return g.admit(x, r)
+}
+
+// body reads a write's body (of an API request; others are not read) and translates a JSON body to XML.
+func (g *Gateway) body(x *exchange) bool {
+	if x.rt.APIKey == "" || !x.ctx.IsPost() && !x.ctx.IsPut() {
+		return true
+	}
+	return g.readBody(x) && g.translateRequest(x)
+}
+
+// respond answers: the gateway's own rate_throttle_status, a cacheable GET from the cache or the core, and
+// everything else with the core's answer.
+func (g *Gateway) respond(x *exchange) bool {
+	switch {
+	case g.throttleStatusRequest(x):
+		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
+	case x.ctx.IsGet() && x.rt.Cacheable() && g.cache != nil:
+		g.read(x)
+	default:
+		g.forward(x)
+	}
+	return false
+}
