@@ -136,11 +136,18 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rt, err := g.routes.parse(ctx.RequestURI())
+	if err == nil {
+		x.rt = rt
+	}
+	// Before any refusal (a malformed target, a body over the limit): without the CORS headers a page cannot
+	// read the refusal and sees only a failed fetch.
+	if g.cors != nil && g.corsHeaders(x, hdr.origin) {
+		return // a preflight, answered
+	}
 	if err != nil {
 		g.writeErr(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
 		return
 	}
-	x.rt = rt
 	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
 	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
 		x.announced = true
@@ -165,9 +172,6 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetBodyString("ready\n")
 		return
-	}
-	if g.cors != nil && g.corsHeaders(x, hdr.origin) {
-		return // a preflight, answered
 	}
 	x.proto = scheme(ctx)
 	if g.fromTrustedProxy(ctx) {
