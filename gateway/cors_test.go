@@ -78,3 +78,35 @@ func TestCORSWildcard(t *testing.T) {
 		})
 	}
 }
+
+// TestCORSRefusals checks that the gateway's refusals before authentication (a malformed target, a body over
+// the limit) carry the CORS headers of an allowed origin: a page can read them only then, and otherwise sees a
+// failed fetch instead of the status and the message.
+func TestCORSRefusals(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.CORSOrigins = []string{"https://app.example.com"}
+	opt.MaxBodyBytes = 64
+	gw := startGateway(t, opt)
+	for _, tc := range []struct {
+		name, method, path, body string
+		wantStatus               int
+	}{
+		{"malformed target", http.MethodGet, "/api2/demo/re%2F1", "", 400},
+		{"body over the limit", http.MethodPost, "/api2/demo/re", strings.Repeat("x", 65), 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := do(t, tc.method, gw.URL+tc.path, "demo", "demo", tc.body,
+				"Origin: https://app.example.com", "Accept: application/json")
+			if got, want := res.Status, tc.wantStatus; got != want {
+				t.Fatalf("status=%d, want %d (%q)", got, want, res.Body)
+			}
+			if got, want := res.Header.Get("Access-Control-Allow-Origin"), "https://app.example.com"; got != want {
+				t.Errorf("Access-Control-Allow-Origin=%q, want %q", got, want)
+			}
+			if !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
+				t.Errorf("Access-Control-Expose-Headers=%q", res.Header.Get("Access-Control-Expose-Headers"))
+			}
+		})
+	}
+}

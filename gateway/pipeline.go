@@ -17,9 +17,9 @@ type stage func(g *Gateway, x *exchange) bool
 var pipeline = [...]stage{
 	(*Gateway).identify,    // the request id; what the caller accepts
 	(*Gateway).strict,      // the HTTP/1.1 rules fasthttp does not enforce (strict.go)
+	(*Gateway).cors,        // CORS headers, before any refusal a page must be able to read; a preflight answered
 	(*Gateway).route,       // the one normalisation of the target; a body over the limit
 	(*Gateway).serveHealth, // /healthz and /readyz
-	(*Gateway).cors,        // CORS headers; a preflight answered
 	(*Gateway).origin,      // the caller's scheme, host and address behind a trusted proxy (proxies.go)
 	(*Gateway).auth,        // the credential, proved by the core (auth.go, verify.go)
 	(*Gateway).limit,       // the rate policies (limit.go)
