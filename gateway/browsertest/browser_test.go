@@ -379,7 +379,7 @@ func serveGateway(t *testing.T, c *coretest.Core, origins ...string) *testGatewa
 	t.Helper()
 	gw := &testGateway{apiPath: "/api2/demo", log: &lockedBuffer{}}
 	g, err := gateway.New(gateway.Options{
-		Upstreams: []string{c.URL},
+		Upstreams:   []string{c.URL},
 		Cache:       gateway.CacheOptions{Enabled: true},
 		CORSOrigins: origins,
 		Logger:      slog.New(slog.NewJSONHandler(gw.log, nil)),
