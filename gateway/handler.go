@@ -41,6 +41,7 @@ type state struct {
 	ctx         *fasthttp.RequestCtx
 	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
+	badTarget   error  // the target did not parse (rt is then empty)
 	reqID       string // in idBuf: valid during the request only (logID copies it for the log)
 	ip          string
 	now         time.Time // when the request began, by the gateway's clock: credential and cache freshness

@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/translate"
 )
@@ -17,8 +18,9 @@ type stage func(g *Gateway, x *exchange) bool
 var pipeline = [...]stage{
 	(*Gateway).identify,    // the request id; what the caller accepts
 	(*Gateway).strict,      // the HTTP/1.1 rules fasthttp does not enforce (strict.go)
+	(*Gateway).route,       // the one normalisation of the target
 	(*Gateway).cors,        // CORS headers, before any refusal a page must be able to read; a preflight answered
-	(*Gateway).route,       // the one normalisation of the target; a body over the limit
+	(*Gateway).refuse,      // a malformed target; a body announced over the limit
 	(*Gateway).serveHealth, // /healthz and /readyz
 	(*Gateway).origin,      // the caller's scheme, host and address behind a trusted proxy (proxies.go)
 	(*Gateway).auth,        // the credential, proved by the core (auth.go, verify.go)
@@ -45,24 +47,31 @@ func (g *Gateway) identify(x *exchange) bool {
 	return true
 }
 
-// route normalises the target once (gateway/route; the same form is routed, keyed and forwarded) and refuses
-// a body announced over the limit before anything else, whoever asks.
+// route normalises the target once (gateway/route; the same form is routed, keyed and forwarded). A target
+// that does not parse is refused by refuse, after CORS.
 func (g *Gateway) route(x *exchange) bool {
-	rt, err := g.routes.parse(x.ctx.RequestURI())
-	if err != nil {
-		g.respondError(x, fasthttp.StatusBadRequest, "Malformed request target: "+err.Error()+".")
-		return false
+	if x.rt, x.badTarget = g.routes.parse(x.ctx.RequestURI()); x.badTarget != nil {
+		x.rt.Class = route.Unknown
 	}
-	x.rt = rt
 	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
 	if n := x.ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
 		x.announced = true
-		if n > g.opt.MaxBodyBytes {
-			g.tooLarge(x)
-			return false
-		}
 	}
 	return true
+}
+
+// refuse answers, whoever asks, what no later stage may see: a malformed target (400) and a body announced over
+// the limit (413), which would be refused after authentication too.
+func (g *Gateway) refuse(x *exchange) bool {
+	switch {
+	case x.badTarget != nil:
+		g.respondError(x, fasthttp.StatusBadRequest, "Malformed request target: "+x.badTarget.Error()+".")
+	case x.announced && x.ctx.Request.Header.ContentLength() > g.opt.MaxBodyBytes:
+		g.tooLarge(x)
+	default:
+		return true
+	}
+	return false
 }
 
 // serveHealth answers /healthz (the process lives) and /readyz (Ready: the core, and Redis when configured).

@@ -79,13 +79,13 @@ func TestStages(t *testing.T) {
 					t.Errorf("route %+v", x.rt)
 				}
 			}},
-		{"route refuses a malformed target", (*Gateway).route, get("/api2/demo/%zz", ""), "192.0.2.1", false,
+		{"refuse answers a malformed target", (*Gateway).refuse, get("/api2/demo/%zz", ""), "192.0.2.1", false,
 			func(t *testing.T, x *exchange) {
 				if x.ctx.Response.StatusCode() != 400 {
 					t.Errorf("status %d", x.ctx.Response.StatusCode())
 				}
 			}},
-		{"route refuses a body over the limit", (*Gateway).route, "POST /api2/demo/re HTTP/1.1\r\nHost: gw\r\nContent-Length: 101\r\n\r\n", "192.0.2.1", false,
+		{"refuse answers a body over the limit", (*Gateway).refuse, "POST /api2/demo/re HTTP/1.1\r\nHost: gw\r\nContent-Length: 101\r\n\r\n", "192.0.2.1", false,
 			func(t *testing.T, x *exchange) {
 				if x.ctx.Response.StatusCode() != 413 || !x.announced {
 					t.Errorf("status %d, announced %v", x.ctx.Response.StatusCode(), x.announced)
