@@ -107,7 +107,6 @@ for addr in "$CORE" "$GW" "$GWR"; do
 done
 "${SRV[@]}" "$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
-NGX_PIDS="$(cat "$TMP/nginx.pid") $(pgrep -P "$(cat "$TMP/nginx.pid")" | tr '\n' ' ')"
 # Verify the credential at each gateway and fill every cache (the JSON form too).
 for addr in "$GW" "$GWR" "$NGX"; do
   for _ in 1 2 3; do curl -sf -u demo:demo "http://$addr$PATH_" >/dev/null; done
@@ -116,7 +115,8 @@ done
 for _ in 1 2 3; do curl -sf -u demo:demo -H 'Accept: application/json' "http://$GW$PATH_" >/dev/null; done
 
 # cpu_ticks PID...: user+system CPU ticks of the processes so far (1/100 s each).
-cpu_ticks() { local t=0 p; for p in "$@"; do t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
+cpu_ticks() { local t=0 p; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
+nginx_pids() { local m; m=$(cat "$TMP/nginx.pid"); echo "$m $(pgrep -P "$m" | tr '\n' ' ')"; }
 
 run() { # name conns url "pids serving" [wrk args]; sets RPS, US (server CPU microseconds per request), P99
   local name=$1 conns=$2 url=$3 pids=$4; shift 4
@@ -144,7 +144,7 @@ R_NGX=() R_CPU=() R_RL=() R_JSON=() HITS=()
 for round in $(seq "$PAIRS"); do
   echo "round $round:"
   run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US
-  run nginx 64 "http://$NGX$PATH_" "$NGX_PIDS"; NR=$RPS
+  run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS
   run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US
   run json 64 "http://$GW$PATH_" "$GW_PID" -H "Accept: application/json"; JR=$RPS
   run rl 64 "http://$GWR$PATH_" "$GWR_PID $REDIS_PID"; RR=$RPS
