@@ -27,6 +27,9 @@ type Bus interface {
 	// acknowledged it and sent it out), so that a write's response, sent after it, cannot overtake it; or
 	// once that has failed, which the bus itself logs and counts.
 	Publish(account string)
+	// Purge asks every other replica to drop the account's cached reads and everything it remembers of the
+	// account (the handler given to SetPurgeHandler), as Publish does for an invalidation.
+	Purge(account string)
 	Close() error
 }
 
@@ -35,6 +38,9 @@ type LocalBus struct{}
 
 // Publish does nothing: the caller has already invalidated the only cache.
 func (LocalBus) Publish(string) {}
+
+// Purge does nothing: the caller has already purged the only replica.
+func (LocalBus) Purge(string) {}
 
 // Close does nothing.
 func (LocalBus) Close() error { return nil }
@@ -89,6 +95,7 @@ type RedisBus struct {
 	// much longer a write's response may take while Redis does not answer; set before the first Publish.
 	// Default 500ms.
 	PublishTimeout time.Duration
+	onPurge        atomic.Pointer[func(account string)] // what a purge from another replica runs beside the invalidation
 }
 
 // NewRedisBus subscribes to Channel and starts the receiver. It does not fail when Redis is down at start:
@@ -118,7 +125,22 @@ func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
 // failure of either marks the bus down; the write it follows has happened all the same, so the caller
 // answers it either way. While the bus is down only the acknowledgement is awaited: the subscription may
 // not deliver.
-func (b *RedisBus) Publish(account string) {
+func (b *RedisBus) Publish(account string) { b.send(account, account) }
+
+// purgePrefix marks a purge on the channel: "origin:seq purge <account>". A replica that does not know purges
+// reads it as the invalidation of an account named "purge <account>", which no account is (keys have no
+// spaces): harmless during a rolling upgrade.
+const purgePrefix = "purge "
+
+// Purge sends the account's purge to the other replicas, waiting like Publish.
+func (b *RedisBus) Purge(account string) { b.send(purgePrefix+account, account) }
+
+// SetPurgeHandler sets what a purge published by another replica runs (besides the cache's invalidation of
+// the account).
+func (b *RedisBus) SetPurgeHandler(f func(account string)) { b.onPurge.Store(&f) }
+
+// send publishes message (an account, or a purge of one) and waits as Publish says.
+func (b *RedisBus) send(message, account string) {
 	if b.closed.Load() {
 		return
 	}
@@ -141,7 +163,7 @@ func (b *RedisBus) Publish(account string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	payload := b.origin + ":" + strconv.FormatUint(seq, 10) + " " + account
+	payload := b.origin + ":" + strconv.FormatUint(seq, 10) + " " + message
 	if err := b.rdb.Publish(ctx, Channel, payload).Err(); err != nil {
 		if !b.closed.Load() {
 			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
@@ -267,7 +289,14 @@ func (b *RedisBus) apply(payload string) {
 	}
 	origin, seq, _ := strings.Cut(from, ":")
 	if origin != b.origin {
-		b.cache.Invalidate(account)
+		if purged, ok := strings.CutPrefix(account, purgePrefix); ok {
+			b.cache.Invalidate(purged)
+			if f := b.onPurge.Load(); f != nil {
+				(*f)(purged)
+			}
+		} else {
+			b.cache.Invalidate(account)
+		}
 		busReceivedTotal.Inc()
 		return
 	}

@@ -21,6 +21,7 @@ import (
 type credential struct {
 	present bool
 	user    string
+	apiKey  string
 	digest  [32]byte
 }
 
@@ -42,8 +43,9 @@ type credentials struct {
 // proved is a remembered credential: until when, and its user name (kept, so a verified request's credential
 // costs no allocation).
 type proved struct {
-	exp  time.Time
-	user string
+	exp    time.Time
+	user   string
+	apiKey string // the account, for a purge
 }
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
@@ -92,7 +94,7 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	st.write(apiKey)
 	st.writeBytes(user)
 	st.writeBytes(pass)
-	cr.present = true
+	cr.present, cr.apiKey = true, apiKey
 	st.sum = m.Sum(st.sum[:0])
 	copy(cr.digest[:], st.sum)
 	if user, ok := c.lookup(cr.digest, now); ok {
@@ -166,7 +168,7 @@ func (c *credentials) remember(cr credential) {
 			clear(c.m)
 		}
 	}
-	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user}
+	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user, apiKey: cr.apiKey}
 }
 
 // coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had
@@ -175,6 +177,17 @@ func (g *Gateway) coreAnswered(x *exchange, status int) {
 	x.coreStatus = status
 	if status == fasthttp.StatusUnauthorized && x.verified {
 		g.creds.forget(x.cred)
+	}
+}
+
+// forgetAccount drops every remembered credential of an account.
+func (c *credentials) forgetAccount(apiKey string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for d, p := range c.m {
+		if p.apiKey == apiKey {
+			delete(c.m, d)
+		}
 	}
 }
 

@@ -98,7 +98,9 @@ func New(opt Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		if opt.Redis != nil {
-			g.bus = cache.NewRedisBus(opt.Redis, g.cache, opt.Logger)
+			rb := cache.NewRedisBus(opt.Redis, g.cache, opt.Logger)
+			rb.SetPurgeHandler(g.creds.forgetAccount)
+			g.bus = rb
 		}
 	}
 	g.srv = &fasthttp.Server{
@@ -153,6 +155,17 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("gateway: shutdown: %w", err)
 	}
 	return nil
+}
+
+// Purge drops an account's cached reads and remembered credentials, here at once and, over the invalidation
+// bus, on every replica: the operator's remedy when a user deleted or locked out must lose access before
+// auth.ttl has passed. Every credential of the account is then checked with the core again.
+func (g *Gateway) Purge(account string) {
+	if g.cache != nil {
+		g.cache.Invalidate(account)
+	}
+	g.creds.forgetAccount(account)
+	g.bus.Purge(account)
 }
 
 // Stats are counters of one gateway, for tests and benchmarks.

@@ -13,12 +13,16 @@ import (
 	"github.com/reqgate/reqgate/config"
 )
 
-// adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener, and Go's profiler
-// at /debug/pprof/ unless admin.pprof is false.
+// adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener, POST /purge (an
+// account's cached reads and remembered credentials dropped), and Go's profiler at /debug/pprof/ unless
+// admin.pprof is false.
 type adminNode struct {
 	srv  *http.Server
 	addr string
 }
+
+// purger is a part that can forget what it caches of an account (the admin listener's POST /purge).
+type purger interface{ purge(account string) }
 
 // maxProfile is the longest CPU profile or trace the admin listener lets run to its end.
 const maxProfile = 120 * time.Second
@@ -49,6 +53,22 @@ func startAdmin(addr string, pprofOn bool, parts []part, errc chan<- error) (*ad
 			}
 		}
 		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("POST /purge", func(w http.ResponseWriter, r *http.Request) {
+		account := r.URL.Query().Get("account")
+		if account == "" {
+			http.Error(w, "purge: name the account: POST /purge?account=API_KEY", http.StatusBadRequest)
+			return
+		}
+		n := 0
+		for _, p := range parts {
+			if pp, ok := p.(purger); ok {
+				pp.purge(account)
+				n++
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "purged account %q in %d part(s) of this process; gateway replicas sharing its Redis purge it too\n", account, n)
 	})
 	writeTimeout := 10 * readyTimeout
 	if pprofOn {

@@ -19,6 +19,7 @@ import (
 type coreNode struct {
 	store core.Store // measured (storemetrics)
 	raw   core.Store // the store itself, for what it offers beyond core.Store
+	api   *api.Server
 	srv   *http.Server
 	addr  string
 	demo  bool // the demo account was provisioned at this start
@@ -47,14 +48,15 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 		return nil, err
 	}
 	n.addr = ln.Addr().String()
+	n.api = api.New(st, api.Options{
+		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
+		AuthTTL:        never(cfg.Auth.TTL),
+		SchemaTTL:      never(cfg.Core.SchemaTTL),
+		Logger:         log.With("part", "core"),
+		TrustedProxies: proxies,
+	})
 	n.srv = &http.Server{
-		Handler: api.New(st, api.Options{
-			MaxBodyBytes:   cfg.Server.MaxBodyBytes,
-			AuthTTL:        never(cfg.Auth.TTL),
-			SchemaTTL:      never(cfg.Core.SchemaTTL),
-			Logger:         log.With("part", "core"),
-			TrustedProxies: proxies,
-		}),
+		Handler:           n.api,
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
 		ReadTimeout:       cfg.Server.ReadTimeout,
 		WriteTimeout:      cfg.Server.WriteTimeout,
@@ -69,6 +71,10 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 	}()
 	return n, nil
 }
+
+// purge forgets what the core remembers of accounts (verified credentials, schemas): all of them, which costs
+// a store read per account's next request, and makes a user locked out in the store lose access at once.
+func (n *coreNode) purge(string) { n.api.FlushCaches() }
 
 // loopback are the networks of the gateway of `reqgate serve`, which reaches its core over loopback.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}

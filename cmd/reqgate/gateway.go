@@ -24,6 +24,9 @@ type gatewayNode struct {
 
 // startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
 // or a comma-separated list).
+// purge drops an account's cached reads and remembered credentials on every gateway replica.
+func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
+
 func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
