@@ -156,6 +156,14 @@ refuse "additional properties 'gatway' not allowed" --set gatway.replicas=3
 refuse "/secrets/redisURL" --set secrets.redisURL=http://redis:6379
 refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
 
+echo "helm template (image by digest)"
+dig=$work/digest.yaml
+digest=sha256:$(printf reqgate | sha256sum | cut -d' ' -f1)
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set image.digest="$digest" --set image.tag=9.9.9 >"$dig"
+count "$dig" "^ +image: ghcr.io/reqgate/reqgate@$digest\$" 2
+reject "$dig" '^ +image: .*:9\.9\.9'
+refuse '/image/digest' --set image.digest=0123abcd
+
 if [ "$fails" -gt 0 ]; then
   echo "charts/test.sh: $fails failure(s)" >&2
   exit 1

@@ -41,8 +41,14 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* The image: by digest when image.digest is set (the tag is then left out: the digest alone names the
+content, and a tag beside it would only mislead), else by tag. */}}
 {{- define "reqgate.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "reqgate.serviceAccountName" -}}
