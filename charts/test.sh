@@ -164,6 +164,27 @@ count "$dig" "^ +image: ghcr.io/reqgate/reqgate@$digest\$" 2
 reject "$dig" '^ +image: .*:9\.9\.9'
 refuse '/image/digest' --set image.digest=0123abcd
 
+echo "helm template (GOMEMLIMIT)"
+# 90% of the memory limit, in bytes: the gateway's 512Mi and the core's 1Gi by default.
+[ "$(grep -A2 -E '^ +- name: GOMEMLIMIT$' "$work/gw.yaml" | grep -Eo '"[0-9]+"')" = '"483183820"' ] || fail "gateway GOMEMLIMIT is not 90% of 512Mi"
+[ "$(grep -A2 -E '^ +- name: GOMEMLIMIT$' "$work/core.yaml" | grep -Eo '"[0-9]+"')" = '"966367641"' ] || fail "core GOMEMLIMIT is not 90% of 1Gi"
+reject "$def" 'resourceFieldRef' # the downward API can only give the whole limit
+# gomemlimit ARGS...: the gateway's GOMEMLIMIT value rendered with ARGS (empty when it has none).
+gomemlimit() {
+  "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" "$@" | source_of gateway-deployment.yaml /dev/stdin |
+    grep -A2 -E '^ +- name: GOMEMLIMIT$' | grep -Eo '"[0-9]+"' || true
+}
+[ "$(gomemlimit --set gateway.resources.limits.memory=1.5Gi)" = '"1449551462"' ] || fail "GOMEMLIMIT of 1.5Gi"
+[ "$(gomemlimit --set gateway.resources.limits.memory=2G)" = '"1800000000"' ] || fail "GOMEMLIMIT of 2G"
+[ "$(gomemlimit --set-string gateway.resources.limits.memory=600000000)" = '"540000000"' ] || fail "GOMEMLIMIT of 600000000"
+[ "$(gomemlimit --set gateway.resources.limits.memory=1Gi --set goMemLimitPercent=80)" = '"858993459"' ] || fail "GOMEMLIMIT at 80%"
+[ -z "$(gomemlimit --set gateway.resources.limits=null)" ] || fail "GOMEMLIMIT without a memory limit"
+[ -z "$(gomemlimit --set goMemLimitPercent=0)" ] || fail "GOMEMLIMIT with goMemLimitPercent=0"
+[ "$("$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set 'gateway.extraEnv[0].name=GOMEMLIMIT' \
+  --set 'gateway.extraEnv[0].value=300MiB' | source_of gateway-deployment.yaml /dev/stdin | grep -c GOMEMLIMIT)" = 1 ] ||
+  fail "extraEnv GOMEMLIMIT does not replace the chart's"
+refuse 'cannot read the memory limit "1e9"' --set gateway.resources.limits.memory=1e9
+
 if [ "$fails" -gt 0 ]; then
   echo "charts/test.sh: $fails failure(s)" >&2
   exit 1
