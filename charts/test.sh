@@ -156,6 +156,33 @@ refuse "additional properties 'gatway' not allowed" --set gatway.replicas=3
 refuse "/secrets/redisURL" --set secrets.redisURL=http://redis:6379
 refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
 
+echo "helm lint, helm template (cluster values: ingress, HTTPRoute)"
+cluster=$chart/ci/cluster-values.yaml
+"$HELM" lint --strict "$chart" -f "$cluster" --kube-version "$KUBE_VERSION" >"$work/lint-cluster.txt" 2>&1 || { cat "$work/lint-cluster.txt"; fail "lint (cluster values)"; }
+cl=$work/cluster.yaml
+"$HELM" template rg "$chart" --namespace apps -f "$cluster" --kube-version "$KUBE_VERSION" >"$cl"
+count "$def" '^kind: (Ingress|HTTPRoute)$' 0
+count "$cl" '^kind: Ingress$' 1
+count "$cl" '^kind: HTTPRoute$' 1
+source_of ingress.yaml "$cl" >"$work/ingress.yaml"
+expect "$work/ingress.yaml" '^apiVersion: networking\.k8s\.io/v1$' '^  ingressClassName: nginx$' \
+  '^    cert-manager\.io/cluster-issuer: letsencrypt$' '^    - secretName: api-example-com-tls$' \
+  '^    - host: "api\.example\.com"$' '^    - host: "legacy\.example\.com"$' \
+  '^          - path: /api2$' '^                name: rg-reqgate-gateway$' '^                  name: http$'
+count "$work/ingress.yaml" '^            pathType: Prefix$' 3 # the first host's paths default to / (Prefix)
+# kubecheck decodes the HTTPRoute into the Gateway API's own types (sigs.k8s.io/gateway-api) and checks that its
+# backend is the gateway Service's port; these lines check what the values put there.
+source_of httproute.yaml "$cl" >"$work/httproute.yaml"
+expect "$work/httproute.yaml" '^apiVersion: gateway\.networking\.k8s\.io/v1$' \
+  '^    - name: public$' '^      namespace: gateway-system$' '^      sectionName: https$' \
+  '^    - "api\.example\.com"$' '^            type: PathPrefix$' '^            value: "/"$' \
+  '^        - name: rg-reqgate-gateway$' '^          port: 80$'
+echo "kubecheck (cluster values)"
+"$kubecheck" "$cl" || fail "kubecheck (cluster values)"
+refuse 'needs at least one entry in ingress.hosts' --set ingress.enabled=true
+refuse 'needs httpRoute.parentRefs' --set httpRoute.enabled=true
+refuse '/ingress/hosts/0/paths/0/path' --set ingress.enabled=true --set 'ingress.hosts[0].paths[0].path=api'
+
 echo "helm template (image by digest)"
 dig=$work/digest.yaml
 digest=sha256:$(printf reqgate | sha256sum | cut -d' ' -f1)
