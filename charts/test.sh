@@ -183,6 +183,49 @@ refuse 'needs at least one entry in ingress.hosts' --set ingress.enabled=true
 refuse 'needs httpRoute.parentRefs' --set httpRoute.enabled=true
 refuse '/ingress/hosts/0/paths/0/path' --set ingress.enabled=true --set 'ingress.hosts[0].paths[0].path=api'
 
+echo "helm template (NetworkPolicy)"
+# doc KIND NAME FILE: the rendered document of that kind and name.
+doc() {
+  awk -v k="kind: $1" -v n="  name: $2" 'function out() { if (hk && hn) printf "%s", d }
+    /^---/ { out(); d = ""; hk = hn = 0; next } { d = d $0 "\n" } $0 == k { hk = 1 } $0 == n { hn = 1 } END { out() }' "$3"
+}
+count "$def" '^kind: NetworkPolicy$' 0
+count "$cl" '^kind: NetworkPolicy$' 2
+doc NetworkPolicy rg-reqgate-gateway "$cl" >"$work/np-gw.yaml"
+doc NetworkPolicy rg-reqgate-core "$cl" >"$work/np-core.yaml"
+for f in "$work/np-gw.yaml" "$work/np-core.yaml"; do
+  expect "$f" '^  policyTypes: \[Ingress, Egress\]$' '^        - \{port: 53, protocol: UDP\}$' '^        - \{port: 53, protocol: TCP\}$'
+  # The admin port only from the monitoring namespace (the default of networkPolicy.admin.from).
+  grep -A4 -E '^        - \{port: admin, protocol: TCP\}$' "$f" | grep -q 'kubernetes.io/metadata.name: monitoring$' ||
+    fail "$(basename "$f"): the admin port is not limited to the monitoring namespace"
+done
+# The gateway's public port from the ingress controller's namespace, its egress to the core's port and to Redis.
+grep -A4 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'kubernetes.io/metadata.name: ingress-nginx$' ||
+  fail "np-gw.yaml: the public port is not limited to networkPolicy.gateway.from"
+grep -B6 -E '^        - \{port: 8081, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'app.kubernetes.io/component: core$' ||
+  fail "np-gw.yaml: no egress to the core's pods"
+grep -A8 -E '^        - \{port: 6379, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'kubernetes.io/metadata.name: data$' ||
+  fail "np-gw.yaml: no egress to networkPolicy.redis.to"
+# Only the gateway's pods reach the core's port; a core on SQLite reaches nothing but DNS.
+grep -A6 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-core.yaml" | grep -q 'app.kubernetes.io/component: gateway$' ||
+  fail "np-core.yaml: the core's port is not limited to the gateway's pods"
+count "$work/np-core.yaml" '^        - \{port: [0-9]+, protocol: TCP\}$' 1 # DNS only
+# Defaults: the public port open to everyone (a rule without from), no Redis rule without a Redis URL.
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set networkPolicy.enabled=true |
+  doc NetworkPolicy rg-reqgate-gateway /dev/stdin >"$work/np-default.yaml"
+[ "$(grep -A1 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-default.yaml" | sed -n 2p)" = '    - ports:' ] ||
+  fail "np-default.yaml: the public port is not open to everyone by default"
+reject "$work/np-default.yaml" 'port: 6379'
+# A core on PostgreSQL reaches it on 5432, at the peers given.
+npp=$work/np-postgres.yaml
+"$HELM" template prod "$chart" --namespace apps -f "$prod" --kube-version "$KUBE_VERSION" --set networkPolicy.enabled=true \
+  --set-json 'networkPolicy.postgres.to=[{"ipBlock":{"cidr":"10.20.0.0/24"}}]' >"$npp"
+doc NetworkPolicy prod-reqgate-core "$npp" | grep -A3 -E '^        - \{port: 5432, protocol: TCP\}$' | grep -q 'cidr: 10.20.0.0/24$' ||
+  fail "np-postgres.yaml: no egress to PostgreSQL at networkPolicy.postgres.to"
+doc NetworkPolicy prod-reqgate-gateway "$npp" | grep -q 'port: 6379' || fail "np-postgres.yaml: no Redis rule with secrets.existingSecret"
+"$kubecheck" "$npp" || fail "kubecheck (NetworkPolicy, postgres)"
+refuse '/networkPolicy/postgres/to/0' --set networkPolicy.enabled=true --set-json 'networkPolicy.postgres.to=[{"cidr":"10.0.0.0/8"}]'
+
 echo "helm template (image by digest)"
 dig=$work/digest.yaml
 digest=sha256:$(printf reqgate | sha256sum | cut -d' ' -f1)

@@ -124,3 +124,14 @@ limit, or when extraEnv sets GOMEMLIMIT itself. Call with (dict "ctx" $ "w" .Val
   value: {{ divf (mulf $bytes $pct) 100 | int64 | quote }}
 {{- end -}}
 {{- end -}}
+
+{{/* The DNS egress rule of both NetworkPolicies: call with .Values.networkPolicy. */}}
+{{- define "reqgate.dnsEgress" -}}
+- ports:
+    - {port: 53, protocol: UDP}
+    - {port: 53, protocol: TCP}
+  {{- with .dns.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
