@@ -156,7 +156,7 @@ refuse "additional properties 'gatway' not allowed" --set gatway.replicas=3
 refuse "/secrets/redisURL" --set secrets.redisURL=http://redis:6379
 refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
 
-echo "helm lint, helm template (cluster values: ingress, HTTPRoute)"
+echo "helm lint, helm template (cluster values: ingress, HTTPRoute, NetworkPolicy, dashboard)"
 cluster=$chart/ci/cluster-values.yaml
 "$HELM" lint --strict "$chart" -f "$cluster" --kube-version "$KUBE_VERSION" >"$work/lint-cluster.txt" 2>&1 || { cat "$work/lint-cluster.txt"; fail "lint (cluster values)"; }
 cl=$work/cluster.yaml
@@ -225,6 +225,29 @@ doc NetworkPolicy prod-reqgate-core "$npp" | grep -A3 -E '^        - \{port: 543
 doc NetworkPolicy prod-reqgate-gateway "$npp" | grep -q 'port: 6379' || fail "np-postgres.yaml: no Redis rule with secrets.existingSecret"
 "$kubecheck" "$npp" || fail "kubecheck (NetworkPolicy, postgres)"
 refuse '/networkPolicy/postgres/to/0' --set networkPolicy.enabled=true --set-json 'networkPolicy.postgres.to=[{"cidr":"10.0.0.0/8"}]'
+
+echo "helm template (Grafana dashboard, recording rules)"
+count "$def" '^  grafana_dashboard' 0
+count "$cl" '^kind: ConfigMap$' 2
+source_of grafana-dashboard.yaml "$cl" >"$work/dashboard.yaml"
+expect "$work/dashboard.yaml" '^  name: rg-reqgate-dashboard$' '^    grafana_dashboard: "1"$' '^    grafana_folder: reqgate$' \
+  '^  reqgate.json: \|-$' '^      "uid": "reqgate",$'
+# The ConfigMap holds the chart's file as it is (kubecheck has checked that it parses as JSON).
+sed -n '/^  reqgate.json: |-$/,$p' "$work/dashboard.yaml" | tail -n +2 | sed 's/^    //' | cmp -s - "$chart/dashboards/reqgate.json" ||
+  fail "the dashboard ConfigMap does not hold dashboards/reqgate.json unchanged"
+# Every recording rule the dashboard reads is in the PrometheusRule (cmd/reqgate/dashboard_test.go checks that the
+# metrics they read exist).
+source_of prometheusrule.yaml "$cl" >"$work/rules.yaml"
+grep -Eo '[a-z_]+:[a-z_]+:[a-z0-9_]+' "$chart/dashboards/reqgate.json" | sort -u >"$work/dashboard-records.txt"
+[ -s "$work/dashboard-records.txt" ] || fail "the dashboard reads no recording rule"
+while read -r rec; do
+  grep -q "^        - record: $rec\$" "$work/rules.yaml" || fail "the dashboard reads $rec, which the PrometheusRule does not record"
+done <"$work/dashboard-records.txt"
+count "$work/rules.yaml" '^          expr: .*\{namespace="apps"\}\[5m\]\)\)$' 11 # one-line recording rules, each on its namespace
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --namespace grafana-dashboards --set metrics.grafanaDashboard.enabled=true \
+  --set metrics.grafanaDashboard.label=dashboards --set metrics.grafanaDashboard.labelValue=reqgate \
+  --set metrics.grafanaDashboard.namespace=monitoring >"$work/dashboard-custom.yaml"
+expect "$work/dashboard-custom.yaml" '^    dashboards: "reqgate"$' '^  namespace: monitoring$'
 
 echo "helm template (image by digest)"
 dig=$work/digest.yaml

@@ -1,13 +1,15 @@
 // Command kubecheck decodes every document of rendered Kubernetes manifests into the typed objects of
 // k8s.io/api (and the Gateway API's HTTPRoute), refusing unknown fields (a misspelt key that helm lint lets
-// through), and checks that each workload's selector matches its pod labels and that its probes name declared
-// container ports; across the documents of one file, that every Ingress and HTTPRoute backend is a rendered
-// Service port and that every NetworkPolicy selects rendered pods and names their ports. Decoding checks the
-// shape only: the API server's own validation (CEL rules, required lists) is not run here.
+// through). It checks that each workload's selector matches its pod labels and that its probes name declared
+// container ports, that JSON files in ConfigMaps parse, and, across the documents of one file, that every
+// Ingress and HTTPRoute backend is a rendered Service port and that every NetworkPolicy selects rendered pods
+// and names their ports. Decoding checks the shape only: the API server's own validation (CEL rules, required
+// lists) is not run here.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -97,6 +99,13 @@ func check(doc []byte) (any, error) {
 		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
 	case *appsv1.StatefulSet:
 		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
+	case *corev1.ConfigMap:
+		// A dashboard or any other JSON file: the API server takes any text, Grafana refuses it at load.
+		for k, v := range o.Data {
+			if strings.HasSuffix(k, ".json") && !json.Valid([]byte(v)) {
+				return obj, fmt.Errorf("ConfigMap %s: %s is not valid JSON", o.Name, k)
+			}
+		}
 	case *gatewayv1.HTTPRoute:
 		// The API server refuses neither an empty list here: such a route attaches to no Gateway.
 		if len(o.Spec.ParentRefs) == 0 {
@@ -186,7 +195,7 @@ func crossCheck(objs []any) []error {
 				}
 				for _, p := range r.HTTP.Paths {
 					if p.Backend.Service == nil {
-						errs = append(errs, fmt.Errorf("Ingress %s: path %s has no Service backend", o.Name, p.Path))
+						errs = append(errs, fmt.Errorf("%s %s: path %s has no Service backend", "Ingress", o.Name, p.Path))
 						continue
 					}
 					servicePort("Ingress", o.Name, p.Backend.Service.Name, p.Backend.Service.Port)
