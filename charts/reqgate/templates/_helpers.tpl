@@ -95,8 +95,8 @@ securityContext:
 {{/*
 The GOMEMLIMIT variable of one container: goMemLimitPercent of its resources.limits.memory, in bytes (what Go
 reads without a unit). Not the whole limit: GOMEMLIMIT bounds only the memory the Go runtime manages, and the rest
-(thread stacks, memory mapped outside the heap, the runtime's own overhead) counts against the container's limit
-too, so at 100% the kernel kills the pod before the collector has tried to stay under it. The downward API
+(the pure-Go SQLite's page cache, mapped outside the runtime) counts against the container's limit too, so at
+100% the kernel kills the pod before the collector has tried to stay under it. The downward API
 (resourceFieldRef) can only give the whole limit, hence the computation here. Nothing is set without a memory
 limit, or when extraEnv sets GOMEMLIMIT itself. Call with (dict "ctx" $ "w" .Values.gateway).
 */}}
