@@ -66,7 +66,7 @@ count "$def" '^kind: Service$' 2
 count "$def" '^kind: HorizontalPodAutoscaler$' 1
 count "$def" '^kind: PodDisruptionBudget$' 1
 count "$def" '^kind: ConfigMap$' 1
-count "$def" '^kind: Secret$' 1
+count "$def" '^kind: Secret$' 0 # nothing to keep: REQGATE_REDIS_URL is an optional key of an absent Secret
 count "$def" '^kind: ServiceMonitor$' 0
 expect "$def" \
   '^ +- gateway$' '^ +- core$' \
@@ -137,6 +137,7 @@ expect "$sec" "^  redis-url: \"$(printf 'redis://:pw@redis:6379/0' | base64 -w0)
   "^  postgres-dsn: \"$(printf 'postgres://u:pw@db/reqgate' | base64 -w0)\"$" \
   "^  accounts.yaml: \"$(printf 'accounts: []' | base64 -w0)\"$" '^  replicas: 3$'
 reject "$sec" 'pw@'
+count "$sec" '^kind: Secret$' 2
 "$kubecheck" "$sec" || fail "kubecheck (secrets and postgres)"
 
 echo "helm template (refusals)"
@@ -154,6 +155,128 @@ refuse "value must be one of 'sqlite', 'postgres'" --set core.store.type=mysql
 refuse "additional properties 'gatway' not allowed" --set gatway.replicas=3
 refuse "/secrets/redisURL" --set secrets.redisURL=http://redis:6379
 refuse 'minReplicas must not exceed maxReplicas' --set gateway.autoscaling.minReplicas=5 --set gateway.autoscaling.maxReplicas=2
+
+echo "helm lint, helm template (cluster values: ingress, HTTPRoute, NetworkPolicy, dashboard)"
+cluster=$chart/ci/cluster-values.yaml
+"$HELM" lint --strict "$chart" -f "$cluster" --kube-version "$KUBE_VERSION" >"$work/lint-cluster.txt" 2>&1 || { cat "$work/lint-cluster.txt"; fail "lint (cluster values)"; }
+cl=$work/cluster.yaml
+"$HELM" template rg "$chart" --namespace apps -f "$cluster" --kube-version "$KUBE_VERSION" >"$cl"
+count "$def" '^kind: (Ingress|HTTPRoute)$' 0
+count "$cl" '^kind: Ingress$' 1
+count "$cl" '^kind: HTTPRoute$' 1
+source_of ingress.yaml "$cl" >"$work/ingress.yaml"
+expect "$work/ingress.yaml" '^apiVersion: networking\.k8s\.io/v1$' '^  ingressClassName: nginx$' \
+  '^    cert-manager\.io/cluster-issuer: letsencrypt$' '^    - secretName: api-example-com-tls$' \
+  '^    - host: "api\.example\.com"$' '^    - host: "legacy\.example\.com"$' \
+  '^          - path: /api2$' '^                name: rg-reqgate-gateway$' '^                  name: http$'
+count "$work/ingress.yaml" '^            pathType: Prefix$' 3 # the first host's paths default to / (Prefix)
+# kubecheck decodes the HTTPRoute into the Gateway API's own types (sigs.k8s.io/gateway-api) and checks that its
+# backend is the gateway Service's port; these lines check what the values put there.
+source_of httproute.yaml "$cl" >"$work/httproute.yaml"
+expect "$work/httproute.yaml" '^apiVersion: gateway\.networking\.k8s\.io/v1$' \
+  '^    - name: public$' '^      namespace: gateway-system$' '^      sectionName: https$' \
+  '^    - "api\.example\.com"$' '^            type: PathPrefix$' '^            value: "/"$' \
+  '^        - name: rg-reqgate-gateway$' '^          port: 80$'
+echo "kubecheck (cluster values)"
+"$kubecheck" "$cl" || fail "kubecheck (cluster values)"
+refuse 'needs at least one entry in ingress.hosts' --set ingress.enabled=true
+refuse 'needs httpRoute.parentRefs' --set httpRoute.enabled=true
+refuse '/ingress/hosts/0/paths/0/path' --set ingress.enabled=true --set 'ingress.hosts[0].paths[0].path=api'
+
+echo "helm template (NetworkPolicy)"
+# doc KIND NAME FILE: the rendered document of that kind and name.
+doc() {
+  awk -v k="kind: $1" -v n="  name: $2" 'function out() { if (hk && hn) printf "%s", d }
+    /^---/ { out(); d = ""; hk = hn = 0; next } { d = d $0 "\n" } $0 == k { hk = 1 } $0 == n { hn = 1 } END { out() }' "$3"
+}
+count "$def" '^kind: NetworkPolicy$' 0
+count "$cl" '^kind: NetworkPolicy$' 2
+doc NetworkPolicy rg-reqgate-gateway "$cl" >"$work/np-gw.yaml"
+doc NetworkPolicy rg-reqgate-core "$cl" >"$work/np-core.yaml"
+for f in "$work/np-gw.yaml" "$work/np-core.yaml"; do
+  expect "$f" '^  policyTypes: \[Ingress, Egress\]$' '^        - \{port: 53, protocol: UDP\}$' '^        - \{port: 53, protocol: TCP\}$'
+  # The admin port only from the monitoring namespace (the default of networkPolicy.admin.from).
+  grep -A4 -E '^        - \{port: admin, protocol: TCP\}$' "$f" | grep -q 'kubernetes.io/metadata.name: monitoring$' ||
+    fail "$(basename "$f"): the admin port is not limited to the monitoring namespace"
+done
+# The gateway's public port from the ingress controller's namespace, its egress to the core's port and to Redis.
+grep -A4 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'kubernetes.io/metadata.name: ingress-nginx$' ||
+  fail "np-gw.yaml: the public port is not limited to networkPolicy.gateway.from"
+grep -B6 -E '^        - \{port: 8081, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'app.kubernetes.io/component: core$' ||
+  fail "np-gw.yaml: no egress to the core's pods"
+grep -A8 -E '^        - \{port: 6379, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'kubernetes.io/metadata.name: data$' ||
+  fail "np-gw.yaml: no egress to networkPolicy.redis.to"
+# Only the gateway's pods reach the core's port; a core on SQLite reaches nothing but DNS.
+grep -A6 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-core.yaml" | grep -q 'app.kubernetes.io/component: gateway$' ||
+  fail "np-core.yaml: the core's port is not limited to the gateway's pods"
+count "$work/np-core.yaml" '^        - \{port: [0-9]+, protocol: TCP\}$' 1 # DNS only
+# Defaults: the public port open to everyone (a rule without from), no Redis rule without a Redis URL.
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set networkPolicy.enabled=true |
+  doc NetworkPolicy rg-reqgate-gateway /dev/stdin >"$work/np-default.yaml"
+[ "$(grep -A1 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-default.yaml" | sed -n 2p)" = '    - ports:' ] ||
+  fail "np-default.yaml: the public port is not open to everyone by default"
+reject "$work/np-default.yaml" 'port: 6379'
+# A core on PostgreSQL reaches it on 5432, at the peers given.
+npp=$work/np-postgres.yaml
+"$HELM" template prod "$chart" --namespace apps -f "$prod" --kube-version "$KUBE_VERSION" --set networkPolicy.enabled=true \
+  --set-json 'networkPolicy.postgres.to=[{"ipBlock":{"cidr":"10.20.0.0/24"}}]' >"$npp"
+doc NetworkPolicy prod-reqgate-core "$npp" | grep -A3 -E '^        - \{port: 5432, protocol: TCP\}$' | grep -q 'cidr: 10.20.0.0/24$' ||
+  fail "np-postgres.yaml: no egress to PostgreSQL at networkPolicy.postgres.to"
+doc NetworkPolicy prod-reqgate-gateway "$npp" | grep -q 'port: 6379' || fail "np-postgres.yaml: no Redis rule with secrets.existingSecret"
+"$kubecheck" "$npp" || fail "kubecheck (NetworkPolicy, postgres)"
+refuse '/networkPolicy/postgres/to/0' --set networkPolicy.enabled=true --set-json 'networkPolicy.postgres.to=[{"cidr":"10.0.0.0/8"}]'
+
+echo "helm template (Grafana dashboard, recording rules)"
+count "$def" '^  grafana_dashboard' 0
+count "$cl" '^kind: ConfigMap$' 2
+source_of grafana-dashboard.yaml "$cl" >"$work/dashboard.yaml"
+expect "$work/dashboard.yaml" '^  name: rg-reqgate-dashboard$' '^    grafana_dashboard: "1"$' '^    grafana_folder: reqgate$' \
+  '^  reqgate.json: \|-$' '^      "uid": "reqgate",$'
+# The ConfigMap holds the chart's file as it is (kubecheck has checked that it parses as JSON).
+sed -n '/^  reqgate.json: |-$/,$p' "$work/dashboard.yaml" | tail -n +2 | sed 's/^    //' | cmp -s - "$chart/dashboards/reqgate.json" ||
+  fail "the dashboard ConfigMap does not hold dashboards/reqgate.json unchanged"
+# Every recording rule the dashboard reads is in the PrometheusRule (cmd/reqgate/dashboard_test.go checks that the
+# metrics they read exist).
+source_of prometheusrule.yaml "$cl" >"$work/rules.yaml"
+grep -Eo '[a-z_]+:[a-z_]+:[a-z0-9_]+' "$chart/dashboards/reqgate.json" | sort -u >"$work/dashboard-records.txt"
+[ -s "$work/dashboard-records.txt" ] || fail "the dashboard reads no recording rule"
+while read -r rec; do
+  grep -q "^        - record: $rec\$" "$work/rules.yaml" || fail "the dashboard reads $rec, which the PrometheusRule does not record"
+done <"$work/dashboard-records.txt"
+count "$work/rules.yaml" '^          expr: .*\{namespace="apps"\}\[5m\]\)\)$' 11 # one-line recording rules, each on its namespace
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --namespace grafana-dashboards --set metrics.grafanaDashboard.enabled=true \
+  --set metrics.grafanaDashboard.label=dashboards --set metrics.grafanaDashboard.labelValue=reqgate \
+  --set metrics.grafanaDashboard.namespace=monitoring >"$work/dashboard-custom.yaml"
+expect "$work/dashboard-custom.yaml" '^    dashboards: "reqgate"$' '^  namespace: monitoring$'
+
+echo "helm template (image by digest)"
+dig=$work/digest.yaml
+digest=sha256:$(printf reqgate | sha256sum | cut -d' ' -f1)
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set image.digest="$digest" --set image.tag=9.9.9 >"$dig"
+count "$dig" "^ +image: ghcr.io/reqgate/reqgate@$digest\$" 2
+reject "$dig" '^ +image: .*:9\.9\.9'
+refuse '/image/digest' --set image.digest=0123abcd
+
+echo "helm template (GOMEMLIMIT)"
+# 90% of the memory limit, in bytes: the gateway's 512Mi and the core's 1Gi by default.
+[ "$(grep -A2 -E '^ +- name: GOMEMLIMIT$' "$work/gw.yaml" | grep -Eo '"[0-9]+"')" = '"483183820"' ] || fail "gateway GOMEMLIMIT is not 90% of 512Mi"
+[ "$(grep -A2 -E '^ +- name: GOMEMLIMIT$' "$work/core.yaml" | grep -Eo '"[0-9]+"')" = '"966367641"' ] || fail "core GOMEMLIMIT is not 90% of 1Gi"
+reject "$def" 'resourceFieldRef' # the downward API can only give the whole limit
+# gomemlimit ARGS...: the gateway's GOMEMLIMIT value rendered with ARGS (empty when it has none).
+gomemlimit() {
+  "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" "$@" | source_of gateway-deployment.yaml /dev/stdin |
+    grep -A2 -E '^ +- name: GOMEMLIMIT$' | grep -Eo '"[0-9]+"' || true
+}
+[ "$(gomemlimit --set gateway.resources.limits.memory=1.5Gi)" = '"1449551462"' ] || fail "GOMEMLIMIT of 1.5Gi"
+[ "$(gomemlimit --set gateway.resources.limits.memory=2G)" = '"1800000000"' ] || fail "GOMEMLIMIT of 2G"
+[ "$(gomemlimit --set-string gateway.resources.limits.memory=600000000)" = '"540000000"' ] || fail "GOMEMLIMIT of 600000000"
+[ "$(gomemlimit --set gateway.resources.limits.memory=1Gi --set goMemLimitPercent=80)" = '"858993459"' ] || fail "GOMEMLIMIT at 80%"
+[ -z "$(gomemlimit --set gateway.resources.limits=null)" ] || fail "GOMEMLIMIT without a memory limit"
+[ -z "$(gomemlimit --set goMemLimitPercent=0)" ] || fail "GOMEMLIMIT with goMemLimitPercent=0"
+[ "$("$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set 'gateway.extraEnv[0].name=GOMEMLIMIT' \
+  --set 'gateway.extraEnv[0].value=300MiB' | source_of gateway-deployment.yaml /dev/stdin | grep -c GOMEMLIMIT)" = 1 ] ||
+  fail "extraEnv GOMEMLIMIT does not replace the chart's"
+refuse 'cannot read the memory limit "1e9"' --set gateway.resources.limits.memory=1e9
 
 if [ "$fails" -gt 0 ]; then
   echo "charts/test.sh: $fails failure(s)" >&2

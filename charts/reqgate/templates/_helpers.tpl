@@ -41,8 +41,14 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* The image: by digest when image.digest is set (the tag is then left out: the digest alone names the
+content, and a tag beside it would only mislead), else by tag. */}}
 {{- define "reqgate.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "reqgate.serviceAccountName" -}}
@@ -84,4 +90,48 @@ imagePullSecrets:
 {{- end }}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end -}}
+
+{{/*
+The GOMEMLIMIT variable of one container: goMemLimitPercent of its resources.limits.memory, in bytes (what Go
+reads without a unit). Not the whole limit: GOMEMLIMIT bounds only the memory the Go runtime manages, and the rest
+(the pure-Go SQLite's page cache, mapped outside the runtime) counts against the container's limit too, so at
+100% the kernel kills the pod before the collector has tried to stay under it. The downward API
+(resourceFieldRef) can only give the whole limit, hence the computation here. Nothing is set without a memory
+limit, or when extraEnv sets GOMEMLIMIT itself. Call with (dict "ctx" $ "w" .Values.gateway).
+*/}}
+{{- define "reqgate.goMemLimitEnv" -}}
+{{- $pct := int .ctx.Values.goMemLimitPercent -}}
+{{- $raw := dig "limits" "memory" "" (.w.resources | default dict) -}}
+{{- $own := false -}}
+{{- range .w.extraEnv }}{{ if eq .name "GOMEMLIMIT" }}{{ $own = true }}{{ end }}{{ end -}}
+{{- if and $raw (gt $pct 0) (not $own) -}}
+{{- $bytes := 0.0 -}}
+{{- if or (kindIs "float64" $raw) (kindIs "int" $raw) (kindIs "int64" $raw) -}}
+{{- $bytes = float64 $raw -}}
+{{- else -}}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "P" 1000000000000000
+      "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "Pi" 1125899906842624 -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" (toString $raw) -}}
+{{- $unit := trimPrefix $num (toString $raw) -}}
+{{- if or (not $num) (not (hasKey $units $unit)) -}}
+{{- fail (printf "cannot read the memory limit %q for GOMEMLIMIT: write it as bytes or with Ki, Mi, Gi, Ti, k, M, G or T" (toString $raw)) -}}
+{{- end -}}
+{{- $bytes = mulf (float64 $num) (get $units $unit) -}}
+{{- end -}}
+- name: GOMEMLIMIT
+  # {{ $pct }}% of the memory limit ({{ $raw }}), in bytes
+  value: {{ divf (mulf $bytes $pct) 100 | int64 | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The DNS egress rule of both NetworkPolicies: call with .Values.networkPolicy. */}}
+{{- define "reqgate.dnsEgress" -}}
+- ports:
+    - {port: 53, protocol: UDP}
+    - {port: 53, protocol: TCP}
+  {{- with .dns.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
