@@ -2,13 +2,25 @@
 GO      ?= go
 BIN     := bin/reqgate
 FUZZTIME ?= 5s
+# The release this tree builds: stamped into the binary (reqgate version, reqgate_build_info) and the image, and
+# the chart's appVersion (a test holds charts/reqgate/Chart.yaml and the Dockerfile to it).
+VERSION := $(shell cat VERSION)
+LDFLAGS  = -X main.version=$(VERSION) -X main.vcsRevision=$(shell git rev-parse HEAD 2>/dev/null) \
+  -X main.vcsTime=$(shell git log -1 --format=%cI 2>/dev/null) \
+  -X main.vcsModified=$(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
+IMAGE   ?= ghcr.io/reqgate/reqgate
 
-.PHONY: all build run test unit fuzz chart bench loadtest lint clean
+.PHONY: all build run test unit fuzz chart bench loadtest lint clean image
 
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/reqgate
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reqgate
+
+# The container image, tagged with VERSION (the tag the chart deploys by default), with the revision stamped in.
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg CREATED=$$(git log -1 --format=%cI) -t $(IMAGE):$(VERSION) .
 
 run: build
 	./$(BIN) serve

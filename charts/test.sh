@@ -8,6 +8,7 @@ set -euo pipefail
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 KUBE_VERSION=${KUBE_VERSION:-1.31.0} # a helm built by `go install` defaults to Kubernetes 1.20 for --kube-version
 here=$(cd "$(dirname "$0")" && pwd)
+version=$(cat "$here/../VERSION") # the release: the image tag the chart deploys by default
 chart=$here/reqgate
 prod=$chart/ci/production-values.yaml
 work=$(mktemp -d)
@@ -80,7 +81,7 @@ expect "$def" \
   '^  volumeClaimTemplates:$' '^ +storage: 5Gi$' \
   '^  config.yaml: \|$' '^ +on_redis_error: local$' '^ +max_bytes: 256MiB$' \
   '^  minReplicas: 2$' '^  maxReplicas: 10$' '^  maxUnavailable: 1$' \
-  '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$' \
+  "^ +image: ghcr.io/reqgate/reqgate:${version//./\\.}\$" '^ +enableServiceLinks: false$' \
   '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$' 'externalTrafficPolicy'
 # probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
