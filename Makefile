@@ -1,4 +1,5 @@
-# reqgate: `make run` starts the whole system with embedded defaults; `make test` runs every test.
+# reqgate: `make run` starts the whole system with embedded defaults; `make test` installs what the tests need
+# (make deps) and runs every test.
 GO      ?= go
 BIN     := bin/reqgate
 FUZZTIME ?= 5s
@@ -10,7 +11,7 @@ LDFLAGS  = -X main.version=$(VERSION) -X main.vcsRevision=$(shell git rev-parse 
   -X main.vcsModified=$(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
 IMAGE   ?= ghcr.io/reqgate/reqgate
 
-.PHONY: all build run test unit fuzz chart bench loadtest lint clean image
+.PHONY: all build run deps test unit fuzz chart bench loadtest lint clean image
 
 all: build
 
@@ -25,7 +26,12 @@ image:
 run: build
 	./$(BIN) serve
 
-test: lint unit fuzz chart
+# redis-server and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
+# root; otherwise the exact command to run is printed and the target fails.
+deps:
+	@bash .ci/deps
+
+test: deps lint unit fuzz chart
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
