@@ -5,6 +5,8 @@
 //	reqgate core      the XML REST service alone, with its store
 //	reqgate gateway   the gateway alone, in front of --upstream
 //	reqgate config    check a config file, or print the effective configuration
+//	reqgate accounts  check account files without a store
+//	reqgate store     migrate a store, or copy accounts between stores
 //	reqgate version   the release, VCS revision and Go version of the binary
 //
 // Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
@@ -37,6 +39,7 @@ Commands:
   core      run the core service alone
   gateway   run the gateway alone, in front of --upstream
   config    check a config file or print the effective configuration (reqgate config --help)
+  accounts  check account files without a store (reqgate accounts --help)
   store     migrate a store, or copy accounts between stores (reqgate store --help)
   version   print the release, VCS revision and time, and Go version (also --version)
 
@@ -55,6 +58,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return config.RunCommand(rest, environ, stdout, stderr)
 	case "store":
 		return runStoreCommand(ctx, rest, stdout, stderr)
+	case "accounts":
+		return runAccountsCommand(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		return printVersion(stdout)
 	case "-h", "--help", "help":
