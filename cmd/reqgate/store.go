@@ -143,10 +143,19 @@ func storeMigrate(ctx context.Context, dsn string, stdout io.Writer) error {
 	return nil
 }
 
+// openSource opens the store accounts are copied from. A SQLite source must exist and is opened read-only:
+// a mistyped path is refused instead of becoming a new, empty store that copies nothing.
+func openSource(ctx context.Context, dsn string) (core.Store, error) {
+	if isPostgres(dsn) {
+		return openStore(ctx, dsn)
+	}
+	return sqlite.OpenReadOnly(ctx, dsn)
+}
+
 // storeCopy copies the accounts keys (all when empty) from one store to the other, one transaction per
 // account, and stops at the first failure (accounts copied before it stay copied).
 func storeCopy(ctx context.Context, from, to string, keys []string, replace bool, stdout io.Writer) error {
-	src, err := openStore(ctx, from)
+	src, err := openSource(ctx, from)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
