@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-
-	"github.com/reqgate/reqgate/config"
 )
 
 // adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener.
@@ -15,37 +14,29 @@ type adminNode struct {
 	addr string
 }
 
-// startAdmin serves the admin endpoints on addr, or nothing when addr is "off".
-func startAdmin(addr string, parts []part, errc chan<- error) (*adminNode, error) {
-	if addr == config.Off || addr == "" {
-		return nil, nil
-	}
+// startAdmin serves the admin endpoints on ln. It starts before the parts: /healthz answers 200 from then on
+// (liveness, also while a store is reached or account files are applied), /readyz 503 until r is ready.
+func startAdmin(ln net.Listener, r *readiness, errc chan<- error) *adminNode {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		writeMetrics(w)
 	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), readyTimeout)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		for _, p := range parts {
-			if err := p.ready(ctx); err != nil {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				fmt.Fprintln(w, "not ready:", err)
-				return
-			}
+		if err := r.ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready:", err)
+			return
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	ln, err := listen(addr)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %w", err)
-	}
 	n := &adminNode{addr: ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: readyTimeout,
 		WriteTimeout: 10 * readyTimeout}}
 	go func() {
@@ -53,7 +44,7 @@ func startAdmin(addr string, parts []part, errc chan<- error) (*adminNode, error
 			errc <- fmt.Errorf("admin: %w", err)
 		}
 	}()
-	return n, nil
+	return n
 }
 
 func (n *adminNode) ready(context.Context) error { return nil }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
@@ -15,37 +18,22 @@ import (
 
 // coreNode is the core service: its store and its HTTP server.
 type coreNode struct {
-	store core.Store
-	srv   *http.Server
-	addr  string
-	demo  bool // the demo account was provisioned at this start
+	srv  *http.Server
+	addr string
+	api  atomic.Pointer[api.Server] // nil while starting
+
+	mu    sync.Mutex
+	store core.Store // nil until open has opened it
+	demo  bool       // the demo account was provisioned at this start
 }
 
-// startCore opens the store, applies the account files (and the demo account to an empty store when the
-// role is serve), and serves the XML interface on addr.
-func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr string, errc chan<- error) (*coreNode, error) {
-	st, err := openStore(ctx, cfg.DB)
-	if err != nil {
-		return nil, err
-	}
-	n := &coreNode{store: st}
-	if err := n.provision(ctx, cfg, log); err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	ln, err := listen(addr)
-	if err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	n.addr = ln.Addr().String()
+// startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
+// account files, it answers /healthz 200 and everything else 503 (its /readyz too), so a long import does not
+// look like a dead process.
+func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, errc chan<- error) *coreNode {
+	n := &coreNode{addr: ln.Addr().String()}
 	n.srv = &http.Server{
-		Handler: api.New(st, api.Options{
-			MaxBodyBytes: cfg.Server.MaxBodyBytes,
-			AuthTTL:      never(cfg.Auth.TTL),
-			SchemaTTL:    never(cfg.Core.SchemaTTL),
-			Logger:       log.With("part", "core"),
-		}),
+		Handler:           http.HandlerFunc(n.serveHTTP),
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
 		ReadTimeout:       cfg.Server.ReadTimeout,
 		WriteTimeout:      cfg.Server.WriteTimeout,
@@ -58,7 +46,44 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 			errc <- fmt.Errorf("core: %w", err)
 		}
 	}()
-	return n, nil
+	return n
+}
+
+func (n *coreNode) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s := n.api.Load(); s != nil {
+		s.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if r.URL.Path == "/healthz" {
+		fmt.Fprintln(w, "ok")
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintln(w, "starting")
+}
+
+// open opens the store, applies the account files (and the demo account to an empty store when the role is
+// serve), then serves the XML interface.
+func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	st, err := openStore(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.store = st
+	n.mu.Unlock()
+	if err := n.provision(ctx, cfg, log); err != nil {
+		return err
+	}
+	n.api.Store(api.New(st, api.Options{
+		MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		AuthTTL:      never(cfg.Auth.TTL),
+		SchemaTTL:    never(cfg.Core.SchemaTTL),
+		Logger:       log.With("part", "core"),
+	}))
+	return nil
 }
 
 // provision applies --accounts files, then gives an empty store the demo account when running `serve`.
@@ -110,7 +135,16 @@ func (n *coreNode) provisionDemo(ctx context.Context, log *slog.Logger) error {
 }
 
 func (n *coreNode) ready(ctx context.Context) error {
-	if err := n.store.Ping(ctx); err != nil {
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	switch {
+	case st == nil:
+		return errors.New("core starting: store not open yet")
+	case n.api.Load() == nil:
+		return errors.New("core starting: applying account files")
+	}
+	if err := st.Ping(ctx); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
@@ -119,8 +153,13 @@ func (n *coreNode) ready(ctx context.Context) error {
 // shutdown lets requests in flight finish, then closes the store cleanly.
 func (n *coreNode) shutdown(ctx context.Context) error {
 	err := n.srv.Shutdown(ctx)
-	if cerr := n.store.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	if st != nil {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
 	}
 	return err
 }

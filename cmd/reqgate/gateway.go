@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,9 +23,9 @@ type gatewayNode struct {
 	addr string
 }
 
-// startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
-// or a comma-separated list).
-func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
+// startGateway builds the limiter and the gateway from cfg and serves on ln in front of upstream (one URL or a
+// comma-separated list). The caller keeps ln when it fails.
+func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
 		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
@@ -86,11 +87,6 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		return nil, err
 	}
 	n.gw = gw
-	ln, err := listen(addr)
-	if err != nil {
-		n.closeRedis()
-		return nil, err
-	}
 	n.addr = ln.Addr().String()
 	go func() {
 		if err := gw.Serve(ln); err != nil {
