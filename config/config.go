@@ -26,6 +26,7 @@ type Config struct {
 	ConfigFile  string   // the --config file read, if any
 
 	Server    Server
+	Store     Store
 	Log       Log
 	Upstream  Upstream
 	Redis     Redis
@@ -56,6 +57,15 @@ type Server struct {
 	// TrustedProxies are the networks (CIDR, or a single IP) of TLS-terminating proxies in front of the
 	// gateway: only from them are X-Forwarded-Proto and X-Forwarded-Host believed. Default none.
 	TrustedProxies []string
+}
+
+// Store is how the core reaches its store.
+type Store struct {
+	// ConnectTimeout is how long a PostgreSQL store that does not answer at start (refused, unreachable, not
+	// resolvable, starting up) is retried, with backoff, before the process gives up; the admin /healthz answers
+	// meanwhile and /readyz says 503. Other refusals (a wrong password, a missing database) end the start at
+	// once, and so does any SQLite error. Default 30s; 0 tries once.
+	ConnectTimeout time.Duration
 }
 
 // Log selects the log/slog handler.
@@ -169,7 +179,8 @@ func Default(role string) *Config {
 			MaxConns:        10_000,
 			MaxConnsPerIP:   256,
 		},
-		Log: Log{Level: "info", Format: "json"},
+		Store: Store{ConnectTimeout: 30 * time.Second},
+		Log:   Log{Level: "info", Format: "json"},
 		Upstream: Upstream{
 			URL:              "http://127.0.0.1:8081",
 			Timeout:          30 * time.Second,

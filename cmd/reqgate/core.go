@@ -28,8 +28,8 @@ type coreNode struct {
 }
 
 // startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
-// account files, it answers /healthz 200 and everything else 503 (its /readyz too), so a long import does not
-// look like a dead process.
+// account files, it answers /healthz 200 and everything else 503 (its /readyz too), so a long import or a store
+// that is still unreachable does not look like a dead process.
 func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, errc chan<- error) *coreNode {
 	n := &coreNode{addr: ln.Addr().String()}
 	n.srv = &http.Server{
@@ -64,10 +64,10 @@ func (n *coreNode) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "starting")
 }
 
-// open opens the store, applies the account files (and the demo account to an empty store when the role is
-// serve), then serves the XML interface.
+// open opens the store (retrying an unreachable PostgreSQL for store.connect_timeout), applies the account
+// files (and the demo account to an empty store when the role is serve), then serves the XML interface.
 func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	st, err := openStore(ctx, cfg.DB)
+	st, err := openStoreRetry(ctx, cfg.DB, cfg.Store.ConnectTimeout, log)
 	if err != nil {
 		return err
 	}

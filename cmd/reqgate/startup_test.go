@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
 )
 
 // TestPortInUseProvisionsNothing starts serve on a fresh database path while one of its ports is taken: it
@@ -116,4 +119,111 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/big/re/3000", "u1", ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the import: status %d; %s", resp.StatusCode, body)
 	}
+}
+
+// TestPostgresUnreachableAtStart starts a core whose PostgreSQL does not answer yet: it waits (admin /healthz
+// 200, /readyz 503) and serves once the database answers; with a short store.connect_timeout and no database
+// it gives up with an error naming the setting.
+func TestPostgresUnreachableAtStart(t *testing.T) {
+	srv := pgtest.Shared(t)
+	db := srv.NewDatabase(t)
+	target := fmt.Sprintf("127.0.0.1:%d", srv.Port)
+
+	t.Run("comes up later", func(t *testing.T) {
+		// The core is pointed at a port where nothing listens yet; later a relay there forwards to PostgreSQL.
+		relayAddr := freeAddr(t)
+		dsn := strings.Replace(db, target, relayAddr, 1)
+		listen, admin := freeAddr(t), freeAddr(t)
+		p := start(t, "core", "--listen", listen, "--admin-listen", admin, "--db", dsn, "--set", "store.connect_timeout=60s")
+		waitReady(t, p, "http://"+admin+"/healthz")
+		time.Sleep(time.Second) // a few refused attempts
+		if resp, body := do(t, http.MethodGet, "http://"+admin+"/readyz", "", ""); resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz while the database is unreachable: %d %s", resp.StatusCode, body)
+		}
+		if !strings.Contains(p.stdout.String(), "store not reachable, retrying") {
+			t.Errorf("no retry logged:\n%s", p.stdout.String())
+		}
+		relay(t, relayAddr, target)
+		waitReady(t, p, "http://"+admin+"/readyz")
+		if resp, body := do(t, http.MethodGet, "http://"+listen+"/readyz", "", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("core /readyz after the database came up: %d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("gives up", func(t *testing.T) {
+		dsn := strings.Replace(db, target, freeAddr(t), 1)
+		start := time.Now()
+		out, err := exec.Command(binary(t), "core", "--listen", freeAddr(t), "--admin-listen", "off", "--db", dsn,
+			"--set", "store.connect_timeout=2s").CombinedOutput()
+		if err == nil {
+			t.Fatalf("core started without a database:\n%s", out)
+		}
+		if took := time.Since(start); took < 2*time.Second || took > 20*time.Second {
+			t.Errorf("gave up after %v, want about store.connect_timeout (2s)", took)
+		}
+		if !strings.Contains(string(out), "store not reachable within store.connect_timeout (2s") {
+			t.Errorf("the error does not name store.connect_timeout:\n%s", out)
+		}
+	})
+
+	t.Run("wrong password is not retried", func(t *testing.T) {
+		dsn := strings.Replace(db, "postgres://postgres@", "postgres://nobody:wrong@", 1)
+		start := time.Now()
+		out, err := exec.Command(binary(t), "core", "--listen", freeAddr(t), "--admin-listen", "off", "--db", dsn,
+			"--set", "store.connect_timeout=60s").CombinedOutput()
+		if err == nil {
+			t.Fatalf("core started with a wrong role:\n%s", out)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("a refusal by the database was retried for %v:\n%s", took, out)
+		}
+	})
+}
+
+// relay forwards TCP connections from addr to target until the test ends: a database that "comes up" at addr.
+func relay(t *testing.T, addr, target string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			track(c)
+			wg.Go(func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				track(u)
+				defer u.Close()
+				go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
+				io.Copy(c, u)
+			})
+		}
+	})
 }
