@@ -32,8 +32,13 @@ type coreNode struct {
 // that is still unreachable does not look like a dead process.
 func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, errc chan<- error) *coreNode {
 	n := &coreNode{addr: ln.Addr().String()}
+	var h http.Handler = http.HandlerFunc(n.serveHTTP)
+	if cfg.Role == config.RoleCore {
+		// In serve the gateway's access log already has a line for every request, the core's included.
+		h = requestLog(log.With("part", "core"), h)
+	}
 	n.srv = &http.Server{
-		Handler:           http.HandlerFunc(n.serveHTTP),
+		Handler:           h,
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
 		ReadTimeout:       cfg.Server.ReadTimeout,
 		WriteTimeout:      cfg.Server.WriteTimeout,
