@@ -1,19 +1,40 @@
-# reqgate: `make run` starts the whole system with embedded defaults; `make test` runs every test.
+# reqgate: `make run` starts the whole system with embedded defaults; `make test` installs what the tests need
+# (make deps) and runs every test.
 GO      ?= go
 BIN     := bin/reqgate
 FUZZTIME ?= 5s
+# The release this tree builds: stamped into the binary (reqgate version, reqgate_build_info) and the image, and
+# the chart's appVersion (a test holds charts/reqgate/Chart.yaml and the Dockerfile to it).
+VERSION := $(shell cat VERSION)
+LDFLAGS  = -X main.version=$(VERSION) -X main.vcsRevision=$(shell git rev-parse HEAD 2>/dev/null) \
+  -X main.vcsTime=$(shell git log -1 --format=%cI 2>/dev/null) \
+  -X main.vcsModified=$(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
+IMAGE   ?= ghcr.io/reqgate/reqgate
 
-.PHONY: all build run test unit fuzz chart bench loadtest lint clean
+.PHONY: all build run deps test unit fuzz chart bench loadtest lint clean image
 
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/reqgate
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/reqgate
+
+# The container image, tagged with VERSION (the tag the chart deploys by default), with the revision stamped in.
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg CREATED=$$(git log -1 --format=%cI) -t $(IMAGE):$(VERSION) .
 
 run: build
 	./$(BIN) serve
 
-test: lint unit fuzz chart
+# redis-server and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
+# root; otherwise the exact command to run is printed and the target fails.
+# promtool (the metrics test of cmd/reqgate and charts/test.sh run it) is built here from the Go module proxy when
+# not cached yet, so its first build is not counted against a test's time limit.
+deps:
+	@bash .ci/deps
+	@bash .ci/promtool >/dev/null
+
+test: deps lint unit fuzz chart
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -37,7 +58,8 @@ fuzz:
 	  done; \
 	done
 
-# helm lint and helm template of charts/reqgate, with helm built from the Go module proxy (cached).
+# helm lint and helm template of charts/reqgate, with helm built from the Go module proxy (cached); promtool check
+# rules and test rules of its alerts.
 chart:
 	bash charts/test.sh
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Lints and renders charts/reqgate with the default values and with ci/production-values.yaml, decodes every
-# rendered object strictly into the Kubernetes API types (charts/kubecheck, a module of its own), and checks a few
-# rendered facts. Helm comes from the Go module proxy (built once, outside the main module, then cached); set
-# HELM=/path/to/helm to use another binary. Called by `make test`.
+# rendered object strictly into the Kubernetes API types (charts/kubecheck, a module of its own), checks a few
+# rendered facts, and checks and unit-tests the alert rules with promtool. Helm comes from the Go module proxy
+# (built once, outside the main module, then cached); set HELM=/path/to/helm to use another binary, and PROMTOOL
+# likewise. Called by `make test`.
 set -euo pipefail
 
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 KUBE_VERSION=${KUBE_VERSION:-1.31.0} # a helm built by `go install` defaults to Kubernetes 1.20 for --kube-version
 here=$(cd "$(dirname "$0")" && pwd)
+version=$(cat "$here/../VERSION") # the release: the image tag the chart deploys by default
 chart=$here/reqgate
 prod=$chart/ci/production-values.yaml
 work=$(mktemp -d)
@@ -80,7 +82,7 @@ expect "$def" \
   '^  volumeClaimTemplates:$' '^ +storage: 5Gi$' \
   '^  config.yaml: \|$' '^ +on_redis_error: local$' '^ +max_bytes: 256MiB$' \
   '^  minReplicas: 2$' '^  maxReplicas: 10$' '^  maxUnavailable: 1$' \
-  '^ +image: ghcr.io/reqgate/reqgate:0.1.0$' '^ +enableServiceLinks: false$' \
+  "^ +image: ghcr.io/reqgate/reqgate:${version//./\\.}\$" '^ +enableServiceLinks: false$' \
   '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$' 'externalTrafficPolicy'
 # probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
@@ -126,6 +128,17 @@ reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$' 'REQGATE_RATELIMIT_LOCAL_R
 
 echo "kubecheck (production values)"
 "$kubecheck" "$pr" || fail "kubecheck (production values)"
+
+# The alert rules as Prometheus reads them (the PrometheusRule's spec is a rule file), checked and unit-tested
+# with promtool (built like helm, by .ci/promtool) against alerts_test.yaml: ReqgateServerErrors fires on a 10%
+# 5xx rate, not on 1%, and the others fire on the replica concerned only.
+echo "promtool check rules, test rules (production values)"
+promtool=$(bash "$here/../.ci/promtool")
+source_of prometheusrule.yaml "$pr" | awk 'p; /^spec:$/{p=1}' | sed 's/^  //' >"$work/rules.yaml"
+grep -q '^groups:$' "$work/rules.yaml" || fail "no rule groups in the rendered PrometheusRule"
+"$promtool" check rules "$work/rules.yaml" >"$work/check-rules.txt" 2>&1 || { cat "$work/check-rules.txt"; fail "promtool check rules"; }
+cp "$here/alerts_test.yaml" "$work/alerts_test.yaml"
+"$promtool" test rules "$work/alerts_test.yaml" >"$work/test-rules.txt" 2>&1 || { cat "$work/test-rules.txt"; fail "promtool test rules"; }
 
 echo "helm template (secrets from values)"
 sec=$work/secrets.yaml

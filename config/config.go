@@ -27,6 +27,7 @@ type Config struct {
 	ConfigFile  string   // the --config file read, if any
 
 	Server    Server
+	Store     Store
 	Log       Log
 	Upstream  Upstream
 	Redis     Redis
@@ -65,6 +66,15 @@ type Admin struct {
 	// PProf serves Go's profiler at /debug/pprof/ on the admin listener (which binds loopback by default);
 	// default true.
 	PProf bool
+}
+
+// Store is how the core reaches its store.
+type Store struct {
+	// ConnectTimeout is how long a PostgreSQL store that does not answer at start (refused, unreachable, not
+	// resolvable, starting up) is retried, with backoff, before the process gives up; the admin /healthz answers
+	// meanwhile and /readyz says 503. Other refusals (a wrong password, a missing database) end the start at
+	// once, and so does any SQLite error. Default 30s; 0 tries once.
+	ConnectTimeout time.Duration
 }
 
 // Log selects the log/slog handler.
@@ -179,7 +189,8 @@ func Default(role string) *Config {
 			MaxConns:        10_000,
 			MaxConnsPerIP:   256,
 		},
-		Log: Log{Level: "info", Format: "json"},
+		Store: Store{ConnectTimeout: 30 * time.Second},
+		Log:   Log{Level: "info", Format: "json"},
 		Upstream: Upstream{
 			URL:              "http://127.0.0.1:8081",
 			Timeout:          30 * time.Second,

@@ -22,7 +22,8 @@ const (
 
 // CheckFile validates a config file on its own, as `reqgate config check FILE` does: syntax, unknown keys, bad
 // values and the rules of Validate, against the defaults of the serve role (the file's keys are the same for
-// every role).
+// every role). It returns every refusal at once, as Load does: Validate runs also after refusals while reading,
+// and stays quiet about the keys already refused.
 func CheckFile(path string) error {
 	data, err := readFile(path)
 	if err != nil {
@@ -30,10 +31,8 @@ func CheckFile(path string) error {
 	}
 	c := Default(RoleServe)
 	errs := c.applyFile(path, data)
-	if len(errs) == 0 {
-		if err := c.Validate(); err != nil {
-			return err
-		}
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -44,6 +44,9 @@ var settings = []*setting{
 	{path: "server.max_conns_per_ip", help: "open client connections of one client IP (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerIP }},
 	{path: "server.trusted_proxies", help: "networks (CIDR or IP) of proxies whose X-Forwarded-For/-Proto/-Host the gateway (and the core role) believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
 
+	{path: "store.connect_timeout", help: "how long an unreachable PostgreSQL store is retried at start; 0 = once",
+		field: func(c *Config) any { return &c.Store.ConnectTimeout }},
+
 	{path: "log.level", help: "debug | info | warn | error", field: func(c *Config) any { return &c.Log.Level }},
 	{path: "log.format", help: "text | json", field: func(c *Config) any { return &c.Log.Format }},
 

@@ -59,6 +59,7 @@ func (c *Config) Validate() error {
 	k.nonNegative("server.write_timeout", c.Server.WriteTimeout)
 	k.nonNegative("server.idle_timeout", c.Server.IdleTimeout)
 	k.nonNegative("server.shutdown_timeout", c.Server.ShutdownTimeout)
+	k.nonNegative("store.connect_timeout", c.Store.ConnectTimeout)
 	if c.Server.MaxBodyBytes < 1 || c.Server.MaxBodyBytes > maxBodyCap {
 		k.fail("server.max_body_bytes", "must be between 1 and 1GiB")
 	}

@@ -15,8 +15,10 @@ var (
 	creditHits       = metrics.GetOrCreateCounter(`reqgate_ratelimit_credit_hits_total`)       // admitted on a credit, without Redis
 	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil)                 // requests held for a slot now
 	redisSeconds     = metrics.GetOrCreatePrometheusHistogram(`reqgate_ratelimit_redis_duration_seconds`)
+	// redisUpGauge is 1 while decisions come from Redis and 0 while on the fallback, and 0 in a process without
+	// Redis: limits are not shared there either. An alert on a replica that lost Redis therefore watches
+	// reqgate_ratelimit_redis_fallback_total, which only a limiter with Redis moves.
+	redisUpGauge = metrics.GetOrCreateGauge(`reqgate_ratelimit_redis_up`, nil)
 )
 
-// redisUp is 1 while decisions come from Redis and 0 while on the fallback. It exists only once a Limiter with
-// Redis was created, so that a gateway without Redis does not report a Redis that is down.
-func redisUp() *metrics.Gauge { return metrics.GetOrCreateGauge(`reqgate_ratelimit_redis_up`, nil) }
+func redisUp() *metrics.Gauge { return redisUpGauge }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
-
-	"github.com/VictoriaMetrics/metrics"
-
-	"github.com/reqgate/reqgate/config"
 )
 
 // adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener, POST /purge (an
@@ -27,41 +24,37 @@ type purger interface{ purge(account string) }
 // maxProfile is the longest CPU profile or trace the admin listener lets run to its end.
 const maxProfile = 120 * time.Second
 
-// startAdmin serves the admin endpoints on addr, or nothing when addr is "off".
-func startAdmin(addr string, pprofOn bool, parts []part, errc chan<- error) (*adminNode, error) {
-	if addr == config.Off || addr == "" {
-		return nil, nil
-	}
+// startAdmin serves the admin endpoints on ln. It starts before the parts: /healthz answers 200 from then on
+// (liveness, also while a store is reached or account files are applied), /readyz 503 until r is ready.
+func startAdmin(ln net.Listener, r *readiness, pprofOn bool, errc chan<- error) *adminNode {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		metrics.WritePrometheus(w, true)
+		writeMetrics(w)
 	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), readyTimeout)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		for _, p := range parts {
-			if err := p.ready(ctx); err != nil {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				fmt.Fprintln(w, "not ready:", err)
-				return
-			}
+		if err := r.ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready:", err)
+			return
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	mux.HandleFunc("POST /purge", func(w http.ResponseWriter, r *http.Request) {
-		account := r.URL.Query().Get("account")
+	mux.HandleFunc("POST /purge", func(w http.ResponseWriter, req *http.Request) {
+		account := req.URL.Query().Get("account")
 		if account == "" {
 			http.Error(w, "purge: name the account: POST /purge?account=API_KEY", http.StatusBadRequest)
 			return
 		}
 		n := 0
-		for _, p := range parts {
+		for _, p := range r.all() {
 			if pp, ok := p.(purger); ok {
 				pp.purge(account)
 				n++
@@ -79,10 +72,6 @@ func startAdmin(addr string, pprofOn bool, parts []part, errc chan<- error) (*ad
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		writeTimeout = maxProfile + 10*time.Second // a CPU profile or trace answers after its ?seconds=
 	}
-	ln, err := listen(addr)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %w", err)
-	}
 	n := &adminNode{addr: ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: readyTimeout,
 		WriteTimeout: writeTimeout}}
 	go func() {
@@ -90,7 +79,7 @@ func startAdmin(addr string, pprofOn bool, parts []part, errc chan<- error) (*ad
 			errc <- fmt.Errorf("admin: %w", err)
 		}
 	}()
-	return n, nil
+	return n
 }
 
 func (n *adminNode) ready(context.Context) error { return nil }

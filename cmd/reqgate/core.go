@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
@@ -17,46 +20,28 @@ import (
 
 // coreNode is the core service: its store and its HTTP server.
 type coreNode struct {
-	store core.Store // measured (storemetrics)
+	srv  *http.Server
+	addr string
+	api  atomic.Pointer[api.Server] // nil while starting
+
+	mu    sync.Mutex
+	store core.Store // measured (storemetrics); nil until open has opened it
 	raw   core.Store // the store itself, for what it offers beyond core.Store
-	api   *api.Server
-	srv   *http.Server
-	addr  string
-	demo  bool // the demo account was provisioned at this start
+	demo  bool       // the demo account was provisioned at this start
 }
 
-// startCore opens the store, applies the account files (and the demo account to an empty store when the
-// role is serve), and serves the XML interface on addr.
-func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr string, errc chan<- error) (*coreNode, error) {
-	proxies, err := coreProxies(cfg)
-	if err != nil {
-		return nil, err
+// startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
+// account files, it answers /healthz 200 and everything else 503 (its /readyz too), so a long import or a store
+// that is still unreachable does not look like a dead process.
+func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, errc chan<- error) *coreNode {
+	n := &coreNode{addr: ln.Addr().String()}
+	var h http.Handler = http.HandlerFunc(n.serveHTTP)
+	if cfg.Role == config.RoleCore {
+		// In serve the gateway's access log already has a line for every request, the core's included.
+		h = requestLog(log.With("part", "core"), h)
 	}
-	raw, err := openStore(ctx, cfg.DB)
-	if err != nil {
-		return nil, err
-	}
-	st := storemetrics.Wrap(raw)
-	n := &coreNode{store: st, raw: raw}
-	if err := n.provision(ctx, cfg, log); err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	ln, err := listen(addr)
-	if err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	n.addr = ln.Addr().String()
-	n.api = api.New(st, api.Options{
-		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
-		AuthTTL:        never(cfg.Auth.TTL),
-		SchemaTTL:      never(cfg.Core.SchemaTTL),
-		Logger:         log.With("part", "core"),
-		TrustedProxies: proxies,
-	})
 	n.srv = &http.Server{
-		Handler:           n.api,
+		Handler:           h,
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
 		ReadTimeout:       cfg.Server.ReadTimeout,
 		WriteTimeout:      cfg.Server.WriteTimeout,
@@ -69,12 +54,59 @@ func startCore(ctx context.Context, cfg *config.Config, log *slog.Logger, addr s
 			errc <- fmt.Errorf("core: %w", err)
 		}
 	}()
-	return n, nil
+	return n
+}
+
+func (n *coreNode) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s := n.api.Load(); s != nil {
+		s.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if r.URL.Path == "/healthz" {
+		fmt.Fprintln(w, "ok")
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintln(w, "starting")
+}
+
+// open opens the store (retrying an unreachable PostgreSQL for store.connect_timeout), applies the account
+// files (and the demo account to an empty store when the role is serve), then serves the XML interface.
+func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	proxies, err := coreProxies(cfg)
+	if err != nil {
+		return err
+	}
+	raw, err := openStoreRetry(ctx, cfg.DB, cfg.Store.ConnectTimeout, log)
+	if err != nil {
+		return err
+	}
+	st := storemetrics.Wrap(raw)
+	n.mu.Lock()
+	n.store, n.raw = st, raw
+	n.mu.Unlock()
+	if err := n.provision(ctx, cfg, log); err != nil {
+		return err
+	}
+	n.api.Store(api.New(st, api.Options{
+		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
+		AuthTTL:        never(cfg.Auth.TTL),
+		SchemaTTL:      never(cfg.Core.SchemaTTL),
+		Logger:         log.With("part", "core"),
+		TrustedProxies: proxies,
+	}))
+	return nil
 }
 
 // purge forgets what the core remembers of accounts (verified credentials, schemas): all of them, which costs
 // a store read per account's next request, and makes a user locked out in the store lose access at once.
-func (n *coreNode) purge(string) { n.api.FlushCaches() }
+func (n *coreNode) purge(string) {
+	if s := n.api.Load(); s != nil {
+		s.FlushCaches()
+	}
+}
 
 // loopback are the networks of the gateway of `reqgate serve`, which reaches its core over loopback.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
@@ -149,7 +181,16 @@ func (n *coreNode) provisionDemo(ctx context.Context, log *slog.Logger) error {
 }
 
 func (n *coreNode) ready(ctx context.Context) error {
-	if err := n.store.Ping(ctx); err != nil {
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	switch {
+	case st == nil:
+		return errors.New("core starting: store not open yet")
+	case n.api.Load() == nil:
+		return errors.New("core starting: applying account files")
+	}
+	if err := st.Ping(ctx); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
@@ -158,8 +199,13 @@ func (n *coreNode) ready(ctx context.Context) error {
 // shutdown lets requests in flight finish, then closes the store cleanly.
 func (n *coreNode) shutdown(ctx context.Context) error {
 	err := n.srv.Shutdown(ctx)
-	if cerr := n.store.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	if st != nil {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
 	}
 	return err
 }

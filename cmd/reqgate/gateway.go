@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,12 +23,12 @@ type gatewayNode struct {
 	addr string
 }
 
-// startGateway builds the limiter and the gateway from cfg and serves on addr in front of upstream (one URL
-// or a comma-separated list).
 // purge drops an account's cached reads and remembered credentials on every gateway replica.
 func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 
-func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, addr, upstream string, errc chan<- error) (*gatewayNode, error) {
+// startGateway builds the limiter and the gateway from cfg and serves on ln in front of upstream (one URL or a
+// comma-separated list). The caller keeps ln when it fails.
+func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
 		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
@@ -88,11 +89,6 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		return nil, err
 	}
 	n.gw = gw
-	ln, err := listen(addr)
-	if err != nil {
-		n.closeRedis()
-		return nil, err
-	}
 	n.addr = ln.Addr().String()
 	go func() {
 		if err := gw.Serve(ln); err != nil {

@@ -3,11 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/accesslog"
@@ -17,7 +22,8 @@ import (
 // logWriter, so the gateway's access log (one line per request) costs a buffer copy, not a write system call.
 //
 // The access logger writes the gateway's access log into the same writer in the same format; it is nil when
-// the level is above info, which turns the access log off.
+// the level is above info, which turns the access log off. The logger also becomes slog's default and, through
+// redisLogger, go-redis's.
 func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.Logger) {
 	var level slog.Level
 	switch strings.ToLower(c.Level) {
@@ -38,6 +44,7 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.
 	}
 	l := slog.New(h)
 	slog.SetDefault(l)
+	redis.SetLogger(redisLogger{l.With("part", "redis")})
 	var access *accesslog.Logger
 	if level <= slog.LevelInfo {
 		access = accesslog.New(infoLines{lw}, format, "part", "gateway")
@@ -118,3 +125,71 @@ func (lw *logWriter) Close() {
 	}
 	<-lw.done
 }
+
+// redisLogger routes go-redis's own messages (a pool that cannot dial while Redis is down, a connection with
+// unread data) through slog at warning level, so that every line the process writes is in log.format. Without
+// it go-redis prints plain "redis: <date> pool.go:NNN: ..." lines to stderr, which a JSON log pipeline cannot
+// parse.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "))
+}
+
+// requestLog writes one line per request the core answers, at info level through log (the process logger, so
+// it takes log.format and log.level like the gateway's access log): msg "request", the X-Request-Id the gateway
+// forwards (or the caller sent), method, path (without the query, which may hold search terms), status and
+// duration_ms.
+func requestLog(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !log.Enabled(r.Context(), slog.LevelInfo) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", clipID(r.Header.Get("X-Request-Id"))),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", status),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+	})
+}
+
+// clipID bounds a request id taken from a header, so a client cannot make one log line arbitrarily long.
+func clipID(id string) string {
+	const max = 128
+	if len(id) > max {
+		return id[:max]
+	}
+	return id
+}
+
+// statusRecorder remembers the status code a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -2,6 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +49,91 @@ func TestAccessLogFollowsLogConfig(t *testing.T) {
 			got := out.String()
 			if !strings.HasPrefix(got, tt.prefix) || !strings.Contains(got, "request") || !strings.Contains(got, "part") {
 				t.Errorf("access line %q, want %s... with msg request and part gateway", got, tt.prefix)
+			}
+		})
+	}
+}
+
+// TestEveryLineIsJSONWhileRedisIsDown runs a gateway whose Redis refuses connections, with JSON logs: go-redis's
+// complaints (the pool cannot dial) come out as JSON lines with part "redis", and no line of the process's
+// output is anything but JSON.
+func TestEveryLineIsJSONWhileRedisIsDown(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("ratelimit:\n  policies:\n    - {name: per-ip, key: ip, limit: 100, period: 1s}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listen := freeAddr(t)
+	p := start(t, "gateway", "--listen", listen, "--admin-listen", "off", "--upstream", "http://"+freeAddr(t),
+		"--redis", "redis://"+freeAddr(t), "--config", cfg)
+	waitReady(t, p, "http://"+listen+"/healthz")
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(p.stdout.String(), `"part":"redis"`) {
+		if resp, err := http.Get("http://" + listen + "/api2/demo/re/1"); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out := p.stdout.String()
+	if !strings.Contains(out, `"part":"redis"`) {
+		t.Fatalf("no go-redis line within 15s:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not a JSON line: %q", line)
+		}
+	}
+}
+
+// TestCoreRequestLog runs the core role and checks its request log: one line per request at info, in
+// log.format, with the X-Request-Id it was sent, the method, path, status and duration; none above info.
+func TestCoreRequestLog(t *testing.T) {
+	accounts := filepath.Join(t.TempDir(), "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(crashAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, level, format string
+		want                string // a substring of the line; "" when there must be none
+	}{
+		{"json", "info", "json", `"msg":"request","part":"core","request_id":"rid-%d","method":"GET","path":"/api2/crash/user","status":200,"duration_ms":`},
+		{"text", "info", "text", `msg=request part=core request_id=rid-%d method=GET path=/api2/crash/user status=200 duration_ms=`},
+		{"above info", "warn", "json", ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			listen := freeAddr(t)
+			p := start(t, "core", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "c.db"),
+				"--accounts", accounts, "--set", "log.level="+tt.level, "--set", "log.format="+tt.format)
+			waitReady(t, p, "http://"+listen+"/readyz")
+			req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/crash/user?q=secret", nil)
+			req.SetBasicAuth("writer", "writer")
+			req.Header.Set("X-Request-Id", fmt.Sprintf("rid-%d", i))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if tt.want == "" {
+				time.Sleep(300 * time.Millisecond) // past the log writer's flush interval
+				if out := p.stdout.String(); strings.Contains(out, "rid-") {
+					t.Errorf("a request line above level info:\n%s", out)
+				}
+				return
+			}
+			want := fmt.Sprintf(tt.want, i)
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) && !strings.Contains(p.stdout.String(), want) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			out := p.stdout.String()
+			if !strings.Contains(out, want) {
+				t.Fatalf("no request line with %s:\n%s", want, out)
+			}
+			if strings.Contains(out, "secret") {
+				t.Errorf("the request line shows the query:\n%s", out)
 			}
 		})
 	}

@@ -5,6 +5,9 @@
 //	reqgate core      the XML REST service alone, with its store
 //	reqgate gateway   the gateway alone, in front of --upstream
 //	reqgate config    check a config file, or print the effective configuration
+//	reqgate accounts  check account files without a store
+//	reqgate store     migrate a store, or copy accounts between stores
+//	reqgate version   the release, VCS revision and Go version of the binary
 //
 // Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
 // parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully.
@@ -36,7 +39,9 @@ Commands:
   core      run the core service alone
   gateway   run the gateway alone, in front of --upstream
   config    check a config file or print the effective configuration (reqgate config --help)
+  accounts  check account files without a store (reqgate accounts --help)
   store     migrate a store, or copy accounts between stores (reqgate store --help)
+  version   print the release, VCS revision and time, and Go version (also --version)
 
 Run 'reqgate <command> --help' for the flags of a command.
 `
@@ -53,6 +58,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return config.RunCommand(rest, environ, stdout, stderr)
 	case "store":
 		return runStoreCommand(ctx, rest, stdout, stderr)
+	case "accounts":
+		return runAccountsCommand(rest, stdout, stderr)
+	case "version", "--version", "-version":
+		return printVersion(stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -75,6 +84,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
+	bi := readBuildInfo()
+	registerBuildInfo(bi)
+	log.Info("reqgate starting", "role", role, "version", bi.Version, "revision", bi.Revision, "go", bi.GoVersion)
 	if err := runRole(ctx, cfg, log, access, stdout); err != nil {
 		log.Error("reqgate stopped", "role", role, "err", err)
 		return 1

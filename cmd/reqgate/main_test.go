@@ -306,6 +306,15 @@ func TestConfigCheckRefusesBadFile(t *testing.T) {
 	}
 }
 
+// TestConfigCheckHelp: `reqgate config check --help` prints the command's help; it used to read a file named
+// --help.
+func TestConfigCheckHelp(t *testing.T) {
+	code, out := runCmd(t, "config", "check", "--help")
+	if code != 0 || !strings.Contains(out, "Usage: reqgate config check FILE...") || strings.Contains(out, "cannot read") {
+		t.Errorf("exit code %d, output:\n%s", code, out)
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	var out, errOut strings.Builder
 	if code := run(t.Context(), []string{"frobnicate"}, nil, &out, &errOut); code != 2 {

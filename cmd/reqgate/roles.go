@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/reqgate/reqgate/config"
@@ -21,9 +22,98 @@ type part interface {
 	shutdown(ctx context.Context) error
 }
 
-// runRole starts the parts of cfg.Role, serves until ctx is cancelled or a server fails, then shuts the
-// parts down in order: the gateway first (no new requests reach the core), then the core and its store.
+// listeners are the sockets of a role, bound before anything else happens.
+type listeners struct {
+	public net.Listener // the gateway's (serve, gateway) or the core's (core)
+	core   net.Listener // the core's internal loopback listener of serve
+	admin  net.Listener // nil when the admin listener is off
+}
+
+// bind opens every listener of cfg.Role. A port in use thus fails the start before a store is opened, migrated
+// or provisioned, and leaves nothing behind.
+func bind(cfg *config.Config) (*listeners, error) {
+	l := &listeners{}
+	var err error
+	if l.public, err = listen(cfg.Listen); err != nil {
+		return nil, err
+	}
+	if cfg.Role == config.RoleServe {
+		// The core listens on an internal loopback port; only the gateway is public.
+		if l.core, err = listen("127.0.0.1:0"); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if cfg.AdminListen != config.Off && cfg.AdminListen != "" {
+		if l.admin, err = listen(cfg.AdminListen); err != nil {
+			l.close()
+			return nil, fmt.Errorf("admin: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// close closes the listeners no server has taken over yet.
+func (l *listeners) close() {
+	for _, ln := range []net.Listener{l.public, l.core, l.admin} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// readiness is what /readyz of the admin listener asks: the parts started so far, once start-up has finished.
+type readiness struct {
+	mu      sync.Mutex
+	parts   []part
+	started bool
+}
+
+func (r *readiness) add(p part) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parts = append(r.parts, p)
+}
+
+func (r *readiness) done() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = true
+}
+
+// all returns the parts started so far.
+func (r *readiness) all() []part {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]part(nil), r.parts...)
+}
+
+// ready reports the first part that is not ready; until start-up has finished, the process is not ready even
+// when its parts answer (a core still applies its account files).
+func (r *readiness) ready(ctx context.Context) error {
+	r.mu.Lock()
+	parts, started := append([]part(nil), r.parts...), r.started
+	r.mu.Unlock()
+	for _, p := range parts {
+		if err := p.ready(ctx); err != nil {
+			return err
+		}
+	}
+	if !started {
+		return errors.New("starting")
+	}
+	return nil
+}
+
+// runRole binds the listeners of cfg.Role, starts the admin listener at once (so /healthz answers and /readyz
+// says 503 while the store is reached and the account files are applied), starts the parts, serves until ctx
+// is cancelled or a server fails, then shuts the parts down in order: the gateway first (no new requests reach
+// the core), then the core and its store.
 func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *accesslog.Logger, stdout io.Writer) error {
+	lns, err := bind(cfg)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 4)
 	var parts []part // in shutdown order
 	stopAll := func() error {
@@ -35,55 +125,73 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		}
 		return err
 	}
+	// fail stops what started, closes the listeners no server took over, and returns err; a start cut short by
+	// a signal is a clean stop.
+	fail := func(err error) error {
+		lns.close()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			log.Info("shutting down", "reason", "signal during start-up")
+			return stopAll()
+		}
+		return errors.Join(err, stopAll())
+	}
 
-	var publicURL string
+	ready := &readiness{}
+	var admin *adminNode
+	if lns.admin != nil {
+		admin = startAdmin(lns.admin, ready, cfg.Admin.PProf, errc)
+		lns.admin = nil
+		log.Info("admin listening", "addr", admin.addr)
+	}
+
+	var (
+		publicURL string
+		core      *coreNode
+	)
 	switch cfg.Role {
 	case config.RoleCore:
-		c, err := startCore(ctx, cfg, log, cfg.Listen, errc)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, c)
-		publicURL = "http://" + c.addr
+		core = startCore(cfg, log, lns.public, errc)
+		lns.public = nil
+		parts = append(parts, core)
+		publicURL = "http://" + core.addr
 	case config.RoleGateway:
-		g, err := startGateway(cfg, log, access, cfg.Listen, cfg.Upstream.URL, errc)
+		g, err := startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, errc)
 		if err != nil {
-			return err
+			return fail(err)
 		}
+		lns.public = nil
 		parts = append(parts, g)
 		publicURL = "http://" + g.addr
 	case config.RoleServe:
-		// The core listens on an internal loopback port; only the gateway is public.
-		c, err := startCore(ctx, cfg, log, "127.0.0.1:0", errc)
+		core = startCore(cfg, log, lns.core, errc)
+		lns.core = nil
+		parts = append(parts, core)
+		g, err := startGateway(cfg, log, access, lns.public, "http://"+core.addr, errc)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		g, err := startGateway(cfg, log, access, cfg.Listen, "http://"+c.addr, errc)
-		if err != nil {
-			_ = c.shutdown(context.Background())
-			return err
-		}
-		parts = append(parts, g, c)
+		lns.public = nil
+		parts = append([]part{g}, parts...)
 		publicURL = "http://" + g.addr
-		log.Info("core listening (internal)", "addr", c.addr)
+		log.Info("core listening (internal)", "addr", core.addr)
 	}
-
-	admin, err := startAdmin(cfg.AdminListen, cfg.Admin.PProf, parts, errc)
-	if err != nil {
-		_ = stopAll()
-		return err
+	for _, p := range parts {
+		ready.add(p)
 	}
 	if admin != nil {
-		parts = append(parts, admin)
-		log.Info("admin listening", "addr", admin.addr)
+		parts = append(parts, admin) // last: /healthz answers until the end
 	}
-	log.Info("reqgate started", "role", cfg.Role, "listen", publicURL)
-	for _, p := range parts {
-		if c, ok := p.(*coreNode); ok && c.demo {
-			base := publicURL
-			fmt.Fprintf(stdout, "\nDemo account ready:\n  base URL (v2): %s/api2/demo\n  base URL (v1): %s/api/demo\n"+
-				"  users: demo / demo, viewer / viewer\n  try:   curl -u demo:demo %s/api2/demo/re/1\n\n", base, base, base)
+	if core != nil {
+		if err := core.open(ctx, cfg, log); err != nil {
+			return fail(err)
 		}
+	}
+	ready.done()
+	log.Info("reqgate started", "role", cfg.Role, "listen", publicURL)
+	if core != nil && core.demo {
+		base := publicURL
+		fmt.Fprintf(stdout, "\nDemo account ready:\n  base URL (v2): %s/api2/demo\n  base URL (v1): %s/api/demo\n"+
+			"  users: demo / demo, viewer / viewer\n  try:   curl -u demo:demo %s/api2/demo/re/1\n\n", base, base, base)
 	}
 
 	select {

@@ -6,7 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/postgres"
@@ -33,6 +38,70 @@ func openStore(ctx context.Context, dsn string) (core.Store, error) {
 		return nil, fmt.Errorf("open SQLite store %s: %w", dsn, err)
 	}
 	return st, nil
+}
+
+// openStoreRetry is openStore for a role's start: a PostgreSQL store that does not answer is tried again with
+// backoff until timeout has passed since the first attempt (0: one attempt), so a core that starts before its
+// database (a deployment, a reboot) waits for it instead of exiting. Refusals from a database that answered
+// (wrong password, no such database, a failed migration) and SQLite errors are returned at once: waiting would
+// not change them.
+func openStoreRetry(ctx context.Context, dsn string, timeout time.Duration, log *slog.Logger) (core.Store, error) {
+	if !isPostgres(dsn) {
+		return openStore(ctx, dsn)
+	}
+	deadline := time.Now().Add(timeout)
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithDeadline(ctx, deadline)
+		if timeout <= 0 {
+			actx, cancel = context.WithCancel(ctx)
+		}
+		st, err := openStore(actx, dsn)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				log.Info("store reachable", "attempts", attempt)
+			}
+			return st, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		wait := min(backoff, time.Until(deadline))
+		if !unreachable(err) || wait <= 0 {
+			if attempt > 1 {
+				return nil, fmt.Errorf("store not reachable within store.connect_timeout (%v, %d attempts): %w", timeout, attempt, err)
+			}
+			return nil, err
+		}
+		log.Warn("store not reachable, retrying", "attempt", attempt, "retry_in", wait.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// unreachable reports whether err says that no PostgreSQL answered (refused, unreachable, not resolvable, timed
+// out) or that it cannot take the connection yet (starting up, shutting down, out of connections), as opposed
+// to a refusal that retrying would only repeat.
+func unreachable(err error) bool {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch pe.Code {
+		case "57P03", "57P01", "57P02", "53300": // cannot_connect_now, admin_shutdown, crash_shutdown, too_many_connections
+			return true
+		}
+		return false
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
 const storeUsage = `Usage:
@@ -143,10 +212,19 @@ func storeMigrate(ctx context.Context, dsn string, stdout io.Writer) error {
 	return nil
 }
 
+// openSource opens the store accounts are copied from. A SQLite source must exist and is opened read-only:
+// a mistyped path is refused instead of becoming a new, empty store that copies nothing.
+func openSource(ctx context.Context, dsn string) (core.Store, error) {
+	if isPostgres(dsn) {
+		return openStore(ctx, dsn)
+	}
+	return sqlite.OpenReadOnly(ctx, dsn)
+}
+
 // storeCopy copies the accounts keys (all when empty) from one store to the other, one transaction per
 // account, and stops at the first failure (accounts copied before it stay copied).
 func storeCopy(ctx context.Context, from, to string, keys []string, replace bool, stdout io.Writer) error {
-	src, err := openStore(ctx, from)
+	src, err := openSource(ctx, from)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}

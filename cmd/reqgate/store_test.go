@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -313,4 +314,37 @@ func nilIfEmpty[T any](xs []T) []T {
 		return nil
 	}
 	return xs
+}
+
+// TestStoreCopyFromMissingSource checks that a source that is not there is an error: nothing is created at
+// the source path or at the target, and no "0 account(s) copied" success.
+func TestStoreCopyFromMissingSource(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, from string }{
+		{"missing file", filepath.Join(dir, "typo.db")},
+		{"missing directory", filepath.Join(dir, "data", "reqgate.db")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			to := filepath.Join(dir, "target-"+strings.ReplaceAll(tc.name, " ", "-"), "copy.db")
+			code, out := runCmd(t, "store", "copy", "--from", tc.from, "--to", to)
+			if code != 1 {
+				t.Errorf("exit code = %d, want 1\n%s", code, out)
+			}
+			if want := "source: open sqlite store " + tc.from + ": no such file"; !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+			if strings.Contains(out, "copied") {
+				t.Errorf("output reports a copy:\n%s", out)
+			}
+			for _, p := range []string{tc.from, filepath.Dir(tc.from), filepath.Dir(to)} {
+				if p == dir {
+					continue
+				}
+				if _, err := os.Stat(p); !os.IsNotExist(err) {
+					t.Errorf("%s exists after the refused copy (%v)", p, err)
+				}
+			}
+		})
+	}
 }

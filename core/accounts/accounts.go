@@ -19,8 +19,30 @@ func Parse(name string, data []byte) (*core.Provision, error) {
 // within one) are merged, and every rule then applies to the merged account (see the package comment). A path
 // given twice is read once.
 func LoadFiles(paths ...string) (*core.Provision, error) {
+	srcs, err := readFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	return parseAll(srcs)
+}
+
+// CheckFiles reads and checks account files as LoadFiles does, and reports the number of accounts they hold
+// (merged by api_key) or every refusal, but hashes no password: it needs no store and is quick, for
+// `reqgate accounts check` before a deploy.
+func CheckFiles(paths ...string) (int, error) {
+	srcs, err := readFiles(paths)
+	if err != nil {
+		return 0, err
+	}
+	accts, err := check(srcs)
+	return len(accts), err
+}
+
+// readFiles reads every path, each once, and reports every file it cannot read.
+func readFiles(paths []string) ([]source, error) {
 	srcs := make([]source, 0, len(paths))
 	seen := map[string]bool{}
+	errs := &errList{}
 	for _, p := range paths {
 		// The same file named twice (e.g. by flag and environment) is read once, not merged with itself.
 		key := filepath.Clean(p)
@@ -30,14 +52,18 @@ func LoadFiles(paths ...string) (*core.Provision, error) {
 		seen[key] = true
 		data, err := readFile(p)
 		if err != nil {
-			return nil, err
+			errs.add(err)
+			continue
 		}
 		srcs = append(srcs, source{p, data})
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("load account files: no file given")
 	}
-	return parseAll(srcs)
+	return srcs, nil
 }
 
 type source struct {
@@ -76,27 +102,34 @@ func parseAll(srcs []source) (*core.Provision, error) {
 	return p, nil
 }
 
-// check is parseAll without hashing.
+// check is parseAll without hashing. It reports every refusal it finds (at most MaxErrors), in three rounds
+// that each need the one before to have passed: decoding every file, merging the accounts by api_key, and
+// the rules of each merged account.
 func check(srcs []source) ([]*account, error) {
+	errs := &errList{}
 	var raws []*rawAccount
 	for _, s := range srcs {
-		as, err := decodeFile(s.name, s.data)
-		if err != nil {
-			return nil, err
+		if errs.stop() {
+			break
 		}
-		raws = append(raws, as...)
+		raws = append(raws, decodeFile(s.name, s.data, errs)...)
 	}
-	merged, err := merge(raws)
-	if err != nil {
-		return nil, err
+	if errs.len() > 0 {
+		return nil, errs.err()
+	}
+	merged := merge(raws, errs)
+	if errs.len() > 0 {
+		return nil, errs.err()
 	}
 	accts := make([]*account, 0, len(merged))
 	for _, raw := range merged {
-		a, err := build(raw)
-		if err != nil {
-			return nil, err
+		if errs.stop() {
+			break
 		}
-		accts = append(accts, a)
+		accts = append(accts, build(raw, errs))
+	}
+	if errs.len() > 0 {
+		return nil, errs.err()
 	}
 	return accts, nil
 }

@@ -13,8 +13,9 @@ import (
 
 // merge joins the accounts of every file (and repeated entries of one file) that share an api_key into one,
 // in order of first appearance: lists are concatenated, so the uniqueness rules of build then apply across
-// files. A name given twice must agree, and the fields of a built-in kind come from one place only.
-func merge(all []*rawAccount) ([]*rawAccount, error) {
+// files. A name given twice must agree, and the fields of a built-in kind come from one place only; a
+// refusal is added to errs and the entry left out.
+func merge(all []*rawAccount, errs *errList) []*rawAccount {
 	byKey := map[string]*rawAccount{}
 	var out []*rawAccount
 	for _, a := range all {
@@ -31,21 +32,28 @@ func merge(all []*rawAccount) ([]*rawAccount, error) {
 		}
 		if a.name != "" {
 			if m.name != "" && m.name != a.name {
-				return nil, a.w.of("name").errorf("account %q is named %q at %s; a second entry may repeat the name, not change it", a.apiKey, clip(m.name), m.w.of("name"))
+				errs.add(a.w.of("name").errorf("account %q is named %q at %s; a second entry may repeat the name, not change it", a.apiKey, clip(m.name), m.w.of("name")))
+				continue
 			}
 			if m.name == "" {
 				m.name, m.w.keys["name"] = a.name, a.w.of("name")
 			}
 		}
+		refused := false
 		for _, kind := range core.BuiltinKinds {
 			k, ok := a.kinds[kind]
 			if !ok {
 				continue
 			}
 			if first, dup := m.kinds[kind]; dup {
-				return nil, k.at.errorf("fields of %s for account %q are already given at %s", kind, a.apiKey, first.at)
+				errs.add(k.at.errorf("fields of %s for account %q are already given at %s", kind, a.apiKey, first.at))
+				refused = true
+				continue
 			}
 			m.kinds[kind] = k
+		}
+		if refused {
+			continue
 		}
 		m.users = append(m.users, a.users...)
 		m.objects = append(m.objects, a.objects...)
@@ -58,7 +66,7 @@ func merge(all []*rawAccount) ([]*rawAccount, error) {
 			a.name = a.apiKey
 		}
 	}
-	return out, nil
+	return out
 }
 
 // account holds what build learns about one merged account while it checks it.
@@ -70,12 +78,22 @@ type account struct {
 	userIDs   map[int64]bool   // ids given in the file
 	fields    map[string][]core.Field
 	kindOf    map[string]string // id prefix (RE, FT, UC, RSK) -> kind
+	errs      *errList
+}
+
+// refuse records the refusal of one item of the account; the step goes on with the next item unless it
+// reports that checking should stop.
+func (a *account) refuse(err error) bool {
+	a.errs.add(err)
+	return a.errs.stop()
 }
 
 func (a *account) isUser(id int64) bool { return a.userIDs[id] }
 
-// build checks one merged account and turns it into its AccountSpec (passwords not yet hashed).
-func build(raw *rawAccount) (*account, error) {
+// build checks one merged account and turns it into its AccountSpec (passwords not yet hashed), adding its
+// refusals to errs. Each step checks all of its items, but a step runs only when the ones before it passed,
+// since it relies on what they established (users for creators, fields for values).
+func build(raw *rawAccount, errs *errList) *account {
 	a := &account{
 		raw:     raw,
 		spec:    core.AccountSpec{APIKey: raw.apiKey, Name: raw.name, Fields: map[string][]core.Field{}},
@@ -83,28 +101,36 @@ func build(raw *rawAccount) (*account, error) {
 		userIDs: map[int64]bool{},
 		fields:  map[string][]core.Field{},
 		kindOf:  map[string]string{"RE": core.KindRequirement, "FT": core.KindFeature, "UC": core.KindUseCase},
+		errs:    errs,
 	}
-	steps := []func() error{a.users, a.objects, a.fieldIDs, a.defaults, a.views, a.records, a.relationships}
+	before := errs.len()
+	steps := []func(){a.users, a.objects, a.fieldIDs, a.defaults, a.views, a.records, a.relationships}
 	for _, step := range steps {
-		if err := step(); err != nil {
-			return nil, err
+		if step(); errs.len() > before || errs.stop() {
+			break
 		}
 	}
-	return a, nil
+	return a
 }
 
-func (a *account) users() error {
+func (a *account) users() {
 	byName := map[string]pos{}
 	byID := map[int64]pos{}
 	for _, u := range a.raw.users {
 		at := u.w.of("username")
 		if first, dup := byName[u.user.Username]; dup {
-			return at.errorf("username %q is already used in account %q at %s", clip(u.user.Username), a.spec.APIKey, first)
+			if a.refuse(at.errorf("username %q is already used in account %q at %s", clip(u.user.Username), a.spec.APIKey, first)) {
+				return
+			}
+			continue
 		}
 		byName[u.user.Username] = at
 		if id := u.user.ID; id != 0 {
 			if first, dup := byID[id]; dup {
-				return u.w.of("id").errorf("user id %d is already used in account %q at %s", id, a.spec.APIKey, first)
+				if a.refuse(u.w.of("id").errorf("user id %d is already used in account %q at %s", id, a.spec.APIKey, first)) {
+					return
+				}
+				continue
 			}
 			byID[id] = u.w.of("id")
 			a.userIDs[id] = true
@@ -113,20 +139,25 @@ func (a *account) users() error {
 		a.spec.Users = append(a.spec.Users, core.UserSpec{User: u.user})
 		a.passwords = append(a.passwords, u.password)
 	}
-	return nil
 }
 
-func (a *account) objects() error {
+func (a *account) objects() {
 	prefixes := map[string]pos{}
 	idPrefixes := map[string]pos{}
 	for _, o := range a.raw.objects {
 		at := o.w.of("api_prefix")
 		if first, dup := prefixes[o.obj.APIPrefix]; dup {
-			return at.errorf("api_prefix %q is already used in account %q at %s", o.obj.APIPrefix, a.spec.APIKey, first)
+			if a.refuse(at.errorf("api_prefix %q is already used in account %q at %s", o.obj.APIPrefix, a.spec.APIKey, first)) {
+				return
+			}
+			continue
 		}
 		prefixes[o.obj.APIPrefix] = at
 		if first, dup := idPrefixes[o.obj.IDPrefix]; dup {
-			return o.w.of("id_prefix").errorf("id_prefix %q is already used in account %q at %s", o.obj.IDPrefix, a.spec.APIKey, first)
+			if a.refuse(o.w.of("id_prefix").errorf("id_prefix %q is already used in account %q at %s", o.obj.IDPrefix, a.spec.APIKey, first)) {
+				return
+			}
+			continue
 		}
 		idPrefixes[o.obj.IDPrefix] = o.w.of("id_prefix")
 		a.kindOf[o.obj.IDPrefix] = o.obj.APIPrefix
@@ -139,7 +170,6 @@ func (a *account) objects() error {
 		a.fields[obj.APIPrefix] = fs
 		a.spec.Objects = append(a.spec.Objects, core.ObjectSpec{Object: obj, Fields: fs})
 	}
-	return nil
 }
 
 // uniqueID is a custom object's object_unique_id: opaque, URL-safe and stable, since it derives from the
@@ -152,30 +182,31 @@ func uniqueID(apiKey, apiPrefix string) string {
 // fieldIDs checks that explicit field ids are unique across the account, then gives every built-in kind the
 // file leaves out the standard template. Its ids are 101-106 (re), 201-206 (ft), 301-306 (uc); when an
 // explicit field already uses an id of that block, the kind takes the first free block of 401-406, 501-506...
-func (a *account) fieldIDs() error {
+func (a *account) fieldIDs() {
 	used := map[int64]pos{}
-	claim := func(fs []rawField) error {
+	claim := func(fs []rawField) (stop bool) {
 		for _, f := range fs {
 			if f.f.ID == 0 {
 				continue
 			}
 			if first, dup := used[f.f.ID]; dup {
-				return f.w.of("id").errorf("field id %d is already used in account %q at %s (field ids are unique across kinds and custom objects)", f.f.ID, a.spec.APIKey, first)
+				if a.refuse(f.w.of("id").errorf("field id %d is already used in account %q at %s (field ids are unique across kinds and custom objects)", f.f.ID, a.spec.APIKey, first)) {
+					return true
+				}
+				continue
 			}
 			used[f.f.ID] = f.w.of("id")
 		}
-		return nil
+		return false
 	}
 	for _, kind := range core.BuiltinKinds {
-		if k, ok := a.raw.kinds[kind]; ok {
-			if err := claim(k.fields); err != nil {
-				return err
-			}
+		if k, ok := a.raw.kinds[kind]; ok && claim(k.fields) {
+			return
 		}
 	}
 	for _, o := range a.raw.objects {
-		if err := claim(o.fields); err != nil {
-			return err
+		if claim(o.fields) {
+			return
 		}
 	}
 	free := func(base int64) bool {
@@ -206,35 +237,33 @@ func (a *account) fieldIDs() error {
 		fs := standardTemplate(kind, base)
 		a.fields[kind], a.spec.Fields[kind] = fs, fs
 	}
-	return nil
 }
 
 // defaults checks every field's default_value as a value of that field.
-func (a *account) defaults() error {
-	check := func(fs []rawField) error {
+func (a *account) defaults() {
+	check := func(fs []rawField) (stop bool) {
 		for _, f := range fs {
 			if f.f.DefaultValue == "" {
 				continue
 			}
 			if _, err := core.Canonical(f.f, f.f.DefaultValue, a.isUser); err != nil {
-				return f.w.of("default_value").errorf("default_value of %q: %s", clip(f.f.Label), reason(err))
+				if a.refuse(f.w.of("default_value").errorf("default_value of %q: %s", clip(f.f.Label), reason(err))) {
+					return true
+				}
 			}
 		}
-		return nil
+		return false
 	}
 	for _, kind := range core.BuiltinKinds {
-		if k, ok := a.raw.kinds[kind]; ok {
-			if err := check(k.fields); err != nil {
-				return err
-			}
+		if k, ok := a.raw.kinds[kind]; ok && check(k.fields) {
+			return
 		}
 	}
 	for _, o := range a.raw.objects {
-		if err := check(o.fields); err != nil {
-			return err
+		if check(o.fields) {
+			return
 		}
 	}
-	return nil
 }
 
 // reason is the text of a core validation error without the field name it repeats.
@@ -255,29 +284,40 @@ func (a *account) kinds() string {
 	return strings.Join(ks, ", ")
 }
 
-func (a *account) views() error {
+func (a *account) views() {
 	ids := map[int64]pos{}
 	for _, v := range a.raw.views {
 		if first, dup := ids[v.view.ID]; dup {
-			return v.w.of("id").errorf("view id %d is already used in account %q at %s", v.view.ID, a.spec.APIKey, first)
+			if a.refuse(v.w.of("id").errorf("view id %d is already used in account %q at %s", v.view.ID, a.spec.APIKey, first)) {
+				return
+			}
+			continue
 		}
 		ids[v.view.ID] = v.w.of("id")
 		if !a.knownKind(v.view.Kind) {
-			return v.w.of("kind").errorf("view kind %q is not a kind of account %q (%s)", clip(v.view.Kind), a.spec.APIKey, a.kinds())
+			if a.refuse(v.w.of("kind").errorf("view kind %q is not a kind of account %q (%s)", clip(v.view.Kind), a.spec.APIKey, a.kinds())) {
+				return
+			}
+			continue
 		}
 		if err := a.creator(&v.createdBy, v.w); err != nil {
-			return err
+			if a.refuse(err) {
+				return
+			}
+			continue
 		}
 		conds, err := core.ParseConditions(v.view.Conditions)
 		if err == nil {
 			err = core.CheckConditions(conds, a.fields[v.view.Kind])
 		}
 		if err != nil {
-			return v.w.of("conditions").errorf("conditions: %v", err)
+			if a.refuse(v.w.of("conditions").errorf("conditions: %v", err)) {
+				return
+			}
+			continue
 		}
 		a.spec.Views = append(a.spec.Views, core.ViewSpec{View: v.view, CreatedByUsername: v.createdBy})
 	}
-	return nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

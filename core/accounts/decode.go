@@ -101,36 +101,48 @@ const (
 	maxTime = 253_402_300_799 // 9999-12-31T23:59:59Z
 )
 
-// decodeFile reads the accounts of one file.
-func decodeFile(name string, data []byte) ([]*rawAccount, error) {
-	r := &reader{file: name}
+// decodeFile reads the accounts of one file, adding the refusals to errs. An account that is refused is left
+// out; so are the refused items of an account that is kept (errs then holds their refusals).
+func decodeFile(name string, data []byte, errs *errList) []*rawAccount {
+	r := &reader{file: name, errs: errs}
 	doc, err := r.document(data)
 	if err != nil {
-		return nil, err
+		errs.add(err)
+		return nil
 	}
 	if doc == nil {
-		return nil, pos{name, 1}.errorf("the file is empty; it needs a top-level accounts: list")
+		errs.add(pos{name, 1}.errorf("the file is empty; it needs a top-level accounts: list"))
+		return nil
 	}
 	top, err := r.object(doc, "the file", []string{"accounts"})
 	if err != nil {
-		return nil, err
+		errs.add(err)
+		return nil
 	}
 	items, err := top.list("accounts")
 	if err != nil {
-		return nil, err
+		errs.add(err)
+		return nil
 	}
 	if len(items) == 0 {
-		return nil, top.pos("accounts").errorf("accounts: the file provisions no account")
+		errs.add(top.pos("accounts").errorf("accounts: the file provisions no account"))
+		return nil
 	}
 	accts := make([]*rawAccount, 0, len(items))
 	for _, it := range items {
+		if errs.stop() {
+			break
+		}
 		a, err := r.account(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				break
+			}
+			continue
 		}
 		accts = append(accts, a)
 	}
-	return accts, nil
+	return accts
 }
 
 func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
@@ -155,7 +167,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	for _, it := range users {
 		u, err := r.user(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				return a, nil
+			}
+			continue
 		}
 		a.users = append(a.users, u)
 	}
@@ -172,11 +187,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 			if len(items) == 0 {
 				return nil, kinds.pos(kind).errorf("fields: %s has no fields; leave the kind out to get the standard template", kind)
 			}
-			fs, err := r.fields(items, kind)
-			if err != nil {
-				return nil, err
+			a.kinds[kind] = &rawKind{at: kinds.pos(kind), fields: r.fields(items, kind)}
+			if r.errs.stop() {
+				return a, nil
 			}
-			a.kinds[kind] = &rawKind{at: kinds.pos(kind), fields: fs}
 		}
 	}
 	objs, err := o.list("custom_objects")
@@ -186,7 +200,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	for _, it := range objs {
 		co, err := r.customObject(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				return a, nil
+			}
+			continue
 		}
 		a.objects = append(a.objects, co)
 	}
@@ -197,7 +214,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	for _, it := range views {
 		v, err := r.view(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				return a, nil
+			}
+			continue
 		}
 		a.views = append(a.views, v)
 	}
@@ -208,7 +228,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	for _, it := range recs {
 		rec, err := r.record(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				return a, nil
+			}
+			continue
 		}
 		a.records = append(a.records, rec)
 	}
@@ -219,7 +242,10 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	for _, it := range rels {
 		rel, err := r.relationship(it)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				return a, nil
+			}
+			continue
 		}
 		a.rels = append(a.rels, rel)
 	}
@@ -316,9 +342,7 @@ func (r *reader) customObject(n *yaml.Node) (rawObject, error) {
 	if err != nil {
 		return co, err
 	}
-	if co.fields, err = r.fields(items, p); err != nil {
-		return co, err
-	}
+	co.fields = r.fields(items, p)
 	return co, nil
 }
 

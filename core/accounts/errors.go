@@ -1,12 +1,14 @@
 package accounts
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
 
-// Error refuses an account file: which file, which line and why. Parse and LoadFiles return it unwrapped, so
-// cmd/reqgate can print it as is and tests can match it with errors.As. Its text reads "file:line: reason".
+// Error refuses an account file: which file, which line and why. Parse and LoadFiles return one unwrapped, or
+// several joined with errors.Join (one per line, at most MaxErrors), so cmd/reqgate can print them as they are
+// and tests can match the first with errors.As. Its text reads "file:line: reason".
 type Error struct {
 	File   string
 	Line   int // 1-based
@@ -45,4 +47,46 @@ func (w where) of(key string) pos {
 		return p
 	}
 	return w.item
+}
+
+// MaxErrors bounds the refusals one read reports, so that the wrong file (a file broken throughout) gives a
+// screenful instead of thousands of lines.
+const MaxErrors = 50
+
+// errList collects the refusals of one read in file order. Items that do not depend on each other (the
+// accounts of a file, the users, objects, fields, views, records and relationships of an account) are each
+// checked even after another was refused, so an operator sees every refusal in one run.
+type errList struct {
+	errs      []error
+	truncated bool // a refusal past MaxErrors was dropped; reading stops
+	fatal     bool // reading cannot go on (the file's YAML node budget is spent)
+}
+
+func (l *errList) add(err error) {
+	if len(l.errs) >= MaxErrors {
+		l.truncated = true
+		return
+	}
+	l.errs = append(l.errs, err)
+}
+
+// stop reports whether reading should end here.
+func (l *errList) stop() bool { return l.truncated || l.fatal }
+
+func (l *errList) len() int { return len(l.errs) }
+
+// err returns nil, the one refusal as it is (an *Error), or every refusal joined with errors.Join, the first
+// found first, so errors.As still finds the first.
+func (l *errList) err() error {
+	switch {
+	case len(l.errs) == 0:
+		return nil
+	case len(l.errs) == 1 && !l.truncated:
+		return l.errs[0]
+	}
+	errs := l.errs
+	if l.truncated {
+		errs = append(errs[:len(errs):len(errs)], fmt.Errorf("more refusals not shown: stopped after %d", MaxErrors))
+	}
+	return errors.Join(errs...)
 }

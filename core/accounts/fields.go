@@ -35,31 +35,41 @@ const (
 	maxMaxSize      = 1_000_000
 )
 
-// fields decodes the field list of one kind (a built-in kind or a custom object's api_prefix).
-func (r *reader) fields(items []*yaml.Node, kind string) ([]rawField, error) {
+// fields decodes the field list of one kind (a built-in kind or a custom object's api_prefix). A refused field
+// is left out and its refusal added to r.errs.
+func (r *reader) fields(items []*yaml.Node, kind string) []rawField {
 	out := make([]rawField, 0, len(items))
 	purposes := map[string]pos{}
 	labels := map[string]pos{}
 	for i, it := range items {
 		f, err := r.field(it, kind, i)
 		if err != nil {
-			return nil, err
+			if r.skip(err) {
+				break
+			}
+			continue
 		}
 		if sp := f.f.SpecialPurpose; sp != "" {
 			if first, dup := purposes[sp]; dup {
-				return nil, f.w.of("special_purpose").errorf("special_purpose %q is already used in %s by the field at line %d", sp, kind, first.line)
+				if r.skip(f.w.of("special_purpose").errorf("special_purpose %q is already used in %s by the field at line %d", sp, kind, first.line)) {
+					break
+				}
+				continue
 			}
 			purposes[sp] = f.w.of("special_purpose")
 		}
 		// Applying matches a field without id by its label, so labels must tell the fields of a kind apart.
 		l := strings.ToLower(strings.TrimSpace(f.f.Label))
 		if first, dup := labels[l]; dup {
-			return nil, f.w.of("label").errorf("label %q is already used in %s by the field at line %d", clip(f.f.Label), kind, first.line)
+			if r.skip(f.w.of("label").errorf("label %q is already used in %s by the field at line %d", clip(f.f.Label), kind, first.line)) {
+				break
+			}
+			continue
 		}
 		labels[l] = f.w.of("label")
 		out = append(out, f)
 	}
-	return out, nil
+	return out
 }
 
 func (r *reader) field(n *yaml.Node, kind string, index int) (rawField, error) {

@@ -13,45 +13,68 @@ type recordKey struct {
 	id   int64
 }
 
-// records checks the seed records: a known kind, a unique id per kind, a creator of the account, values that
+// records checks the seed records, each of them (refusals go to a.errs): a known kind, a unique id per kind, a creator of the account, values that
 // are valid for their fields (core.Canonical), and every required field given.
-func (a *account) records() error {
+func (a *account) records() {
 	seen := map[recordKey]pos{}
 	for _, rec := range a.raw.records {
 		if !a.knownKind(rec.kind) {
-			return rec.w.of("kind").errorf("record kind %q is not a kind of account %q (%s)", clip(rec.kind), a.spec.APIKey, a.kinds())
+			if a.refuse(rec.w.of("kind").errorf("record kind %q is not a kind of account %q (%s)", clip(rec.kind), a.spec.APIKey, a.kinds())) {
+				return
+			}
+			continue
 		}
 		k := recordKey{rec.kind, rec.id}
 		if first, dup := seen[k]; dup {
-			return rec.w.of("id").errorf("record %s %d is already given at %s", rec.kind, rec.id, first)
+			if a.refuse(rec.w.of("id").errorf("record %s %d is already given at %s", rec.kind, rec.id, first)) {
+				return
+			}
+			continue
 		}
 		seen[k] = rec.w.of("id")
 		if err := a.creator(&rec.createdBy, rec.w); err != nil {
-			return err
+			if a.refuse(err) {
+				return
+			}
+			continue
 		}
 		fields := a.fields[rec.kind]
 		values := make(map[int64]string, len(rec.values))
+		refused := false // a value of the record was refused, so a required field may only seem missing
 		for _, rv := range rec.values {
 			f, ok := fieldNamed(fields, rv.name)
 			if !ok {
-				return rv.at.errorf("%s is not a field of %s", rv.name, rec.kind)
+				if a.refuse(rv.at.errorf("%s is not a field of %s", rv.name, rec.kind)) {
+					return
+				}
+				refused = true
+				continue
 			}
 			v, err := a.value(f, rv)
 			if err != nil {
-				return err
+				if a.refuse(err) {
+					return
+				}
+				refused = true
+				continue
 			}
 			values[f.ID] = v
 		}
+		if refused {
+			continue
+		}
 		for _, f := range fields {
 			if f.Required && values[f.ID] == "" {
-				return rec.w.of("fields").errorf("record %s %d: required field %s (%s) has no value", rec.kind, rec.id, f.Name(), clip(f.Label))
+				if a.refuse(rec.w.of("fields").errorf("record %s %d: required field %s (%s) has no value", rec.kind, rec.id, f.Name(), clip(f.Label))) {
+					return
+				}
+				continue
 			}
 		}
 		a.spec.Records = append(a.spec.Records, core.RecordSpec{
 			Kind: rec.kind, ID: rec.id, CreatedByUsername: rec.createdBy, CreatedTime: rec.createdTime, Values: values,
 		})
 	}
-	return nil
 }
 
 // fieldNamed finds the field called name (field_<n>) among fs.
@@ -103,34 +126,44 @@ func (a *account) value(f core.Field, rv rawValue) (string, error) {
 // relationships checks the links: both ends name a kind of the account by its id prefix (RE-1, RSK-3), and
 // one pair of records is linked once. An end need not be a seed record of the file (the contract's own
 // example links RSK-3, which it does not seed): Store.Apply refuses a link to a record that does not exist.
-func (a *account) relationships() error {
+func (a *account) relationships() {
 	type pair struct{ a, b recordKey }
 	linked := map[pair]pos{}
 	for _, rel := range a.raw.rels {
 		var ends [2]recordKey
+		refused := false
 		for i, side := range []struct {
 			key string
 			r   ref
 		}{{"from", rel.from}, {"to", rel.to}} {
 			kind, ok := a.kindOf[side.r.prefix]
 			if !ok {
-				return rel.w.of(side.key).errorf("%s %s: no kind of account %q has the id prefix %s", side.key, side.r, a.spec.APIKey, side.r.prefix)
+				if a.refuse(rel.w.of(side.key).errorf("%s %s: no kind of account %q has the id prefix %s", side.key, side.r, a.spec.APIKey, side.r.prefix)) {
+					return
+				}
+				refused = true
+				continue
 			}
 			ends[i] = recordKey{kind, side.r.id}
+		}
+		if refused {
+			continue
 		}
 		p := pair{ends[0], ends[1]}
 		if less(p.b, p.a) {
 			p = pair{p.b, p.a}
 		}
 		if first, dup := linked[p]; dup {
-			return rel.w.item.errorf("%s and %s are already linked at %s", rel.from, rel.to, first)
+			if a.refuse(rel.w.item.errorf("%s and %s are already linked at %s", rel.from, rel.to, first)) {
+				return
+			}
+			continue
 		}
 		linked[p] = rel.w.item
 		a.spec.Relationships = append(a.spec.Relationships, core.RelationshipSpec{
 			FromKind: ends[0].kind, FromID: ends[0].id, ToKind: ends[1].kind, ToID: ends[1].id, Type: rel.typ,
 		})
 	}
-	return nil
 }
 
 func less(x, y recordKey) bool {

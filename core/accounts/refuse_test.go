@@ -2,6 +2,9 @@ package accounts
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -194,4 +197,87 @@ func TestTooLargeFile(t *testing.T) {
 	if !errors.As(err, &e) || e.Line != 1 || !strings.Contains(e.Reason, "larger than") {
 		t.Errorf("Parse(huge) = %v, want huge.yaml:1: ...larger than...", err)
 	}
+}
+
+// TestEveryRefusal checks that one read reports every independent refusal, in file order and each with its
+// line, across the items of an account, across accounts and across files; and that a file broken throughout
+// gives at most MaxErrors of them.
+func TestEveryRefusal(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string // every refusal, in order
+	}{
+		{
+			name: "items of one account",
+			files: map[string]string{"a.yaml": head + `      - {username: carol}
+      - {username: "d e", password: pw}
+    records:
+      - {kind: re, id: 1, fields: {field_101: x}}
+`},
+			want: []string{`a.yaml:7: user "carol": password is required`, `a.yaml:8: username "d e" may not hold spaces`},
+		},
+		{
+			name: "records and relationships, after the users passed",
+			files: map[string]string{"a.yaml": head + `    records:
+      - {kind: bug, id: 1, fields: {field_101: x}}
+      - {kind: re, id: 2, created_by: eve, fields: {field_101: x}}
+      - {kind: re, id: 3, fields: {field_101: x, field_103: 7}}
+`},
+			want: []string{`a.yaml:8: record kind "bug"`, `a.yaml:9: created_by "eve"`, `a.yaml:10: field_103 (Status): not a valid option: 7`},
+		},
+		{
+			name: "accounts and files",
+			files: map[string]string{
+				"a.yaml": "accounts:\n  - {name: No key}\n  - {api_key: b c}\n",
+				"b.yaml": "acounts: []\n",
+			},
+			want: []string{"a.yaml:2: account: api_key is required", `a.yaml:3: api_key "b c" may hold only`, `b.yaml:1: unknown key "acounts"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var paths []string
+			for _, name := range []string{"a.yaml", "b.yaml"} {
+				if content, ok := tt.files[name]; ok {
+					p := filepath.Join(dir, name)
+					if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					paths = append(paths, p)
+				}
+			}
+			_, err := LoadFiles(paths...)
+			if err == nil {
+				t.Fatal("LoadFiles accepted the files")
+			}
+			lines := strings.Split(strings.ReplaceAll(err.Error(), dir+"/", ""), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("%d refusals, want %d:\n%v", len(lines), len(tt.want), err)
+			}
+			for i, want := range tt.want {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("refusal %d = %q, want %q", i+1, lines[i], want)
+				}
+			}
+			var e *Error
+			if !errors.As(err, &e) || !strings.Contains(e.Error(), strings.SplitN(tt.want[0], ":", 2)[0]) {
+				t.Errorf("errors.As finds %v, want the first refusal %q", e, tt.want[0])
+			}
+		})
+	}
+
+	t.Run("bounded", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := 0; i < 3*MaxErrors; i++ {
+			fmt.Fprintf(&b, "      - {username: u%d}\n", i)
+		}
+		_, err := Parse("many.yaml", []byte(b.String()))
+		lines := strings.Split(fmt.Sprint(err), "\n")
+		if len(lines) != MaxErrors+1 || !strings.Contains(lines[MaxErrors], "stopped after") {
+			t.Fatalf("%d lines, want %d refusals and a last line saying it stopped; last: %q", len(lines), MaxErrors, lines[len(lines)-1])
+		}
+	})
 }

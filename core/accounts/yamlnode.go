@@ -26,6 +26,14 @@ const (
 type reader struct {
 	file  string
 	nodes int
+	errs  *errList // refusals of items the reader went past
+}
+
+// skip records the refusal of one item, which the caller then leaves out and goes on to the next; it reports
+// whether reading should stop instead.
+func (r *reader) skip(err error) bool {
+	r.errs.add(err)
+	return r.errs.stop()
 }
 
 // document parses data into its single YAML document. An empty file yields nil.
@@ -85,6 +93,7 @@ func (r *reader) resolve(n *yaml.Node) (*yaml.Node, error) {
 	}
 	r.nodes++
 	if r.nodes > maxNodes {
+		r.errs.fatal = true
 		return nil, r.at(n).errorf("the file has more than %d YAML nodes (aliases counted each time they are used)", maxNodes)
 	}
 	return n, nil

@@ -80,3 +80,12 @@ func Migrate(ctx context.Context, db DB, d *Dialect) error {
 	}
 	return nil
 }
+
+// SchemaVersion is the schema version of the newest migration of d: what Migrate brings a database to.
+func SchemaVersion(d *Dialect) (int, error) {
+	ms, err := loadMigrations(d)
+	if err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	return ms[len(ms)-1].version, nil
+}
