@@ -119,7 +119,6 @@ func New(opt Options) (*Gateway, error) {
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
 		TCPKeepalive:                 true,
-		StreamRequestBody:            true,
 		Logger:                       serverLog{opt.Logger},
 		SecureErrorLogMessage:        true,
 	}
