@@ -13,6 +13,7 @@ import (
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/translate"
@@ -158,6 +159,11 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 			return
 		}
 		ctx.SetBodyString("ready\n")
+		return
+	case "/openapi.json":
+		// The interface's description: public, like the health endpoints, and the same for every caller.
+		ctx.SetContentType("application/json")
+		ctx.SetBody(openapi.JSON())
 		return
 	}
 	if g.cors != nil && g.corsHeaders(x, hdr.origin) {
