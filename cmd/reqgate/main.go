@@ -5,6 +5,7 @@
 //	reqgate core      the XML REST service alone, with its store
 //	reqgate gateway   the gateway alone, in front of --upstream
 //	reqgate config    check a config file, or print the effective configuration
+//	reqgate openapi   print the OpenAPI document of the interface (what the gateway serves at /openapi.json)
 //
 // Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
 // parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully.
@@ -20,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/gateway/openapi"
 )
 
 func main() {
@@ -37,6 +39,7 @@ Commands:
   gateway   run the gateway alone, in front of --upstream
   config    check a config file or print the effective configuration (reqgate config --help)
   store     migrate a store, or copy accounts between stores (reqgate store --help)
+  openapi   print the OpenAPI 3.1 document of the interface (also served by the gateway at /openapi.json)
 
 Run 'reqgate <command> --help' for the flags of a command.
 `
@@ -53,6 +56,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return config.RunCommand(rest, environ, stdout, stderr)
 	case "store":
 		return runStoreCommand(ctx, rest, stdout, stderr)
+	case "openapi":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "reqgate openapi: takes no arguments\n")
+			return 2
+		}
+		if _, err := stdout.Write(openapi.JSON()); err != nil {
+			return 1
+		}
+		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
