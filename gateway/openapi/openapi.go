@@ -202,12 +202,8 @@ func success(r Route, cacheable bool) obj {
 	}
 	xmlSchema, jsonSchema := ref("schemas", r.Result[0]), ref("schemas", r.Result[0]+"_document")
 	if len(r.Result) > 1 {
-		var xs, js []any
-		for _, root := range r.Result {
-			xs = append(xs, ref("schemas", root))
-			js = append(js, ref("schemas", root+"_document"))
-		}
-		xmlSchema, jsonSchema = o("oneOf", xs), o("oneOf", js)
+		name := strings.Join(r.Result, "_or_")
+		xmlSchema, jsonSchema = ref("schemas", name), ref("schemas", name+"_document")
 	}
 	res.set("content", o(
 		"application/xml", o("schema", xmlSchema),
@@ -241,7 +237,7 @@ func components() obj {
 	c.set("parameters", parameters())
 	c.set("headers", headers())
 	c.set("responses", responses())
-	c.set("schemas", schemas())
+	c.set("schemas", share(schemas()))
 	return c
 }
 
@@ -257,8 +253,8 @@ func parameters() obj {
 		"id", p("id", "path", "The integer id of a record.", id, true),
 		"view_id", p("view_id", "path", "The integer id of a view.", id, true),
 		"field_id", p("field_id", "path", "The id of a field: the <id> of its definition in the field list.", id, true),
-		"user", p("user", "path", "A user id (an integer) or an email address.",
-			o("anyOf", []any{id, o("type", "string", "format", "email")}), true),
+		"id_or_email", p("id_or_email", "path", "A user id (an integer) or an email address.",
+			o("type", "string", "pattern", "^([1-9][0-9]*|[^/@]+@[^/]+)$"), true),
 		"X-Request-Id", p("X-Request-Id", "header", "A request id of the caller's, echoed in the response (the gateway makes one otherwise).",
 			o("type", "string", "maxLength", 128), false),
 		"If-None-Match", p("If-None-Match", "header", "Entity tags of representations the caller holds: 304 when one is current.",
@@ -335,6 +331,18 @@ func schemas() obj {
 		}
 	}
 	roots = append(roots, "error")
+	for _, r := range Routes() {
+		// A choice of roots is a schema of its own, named after them: user_or_users.
+		if name := strings.Join(r.Result, "_or_"); len(r.Result) > 1 && s.get(name) == nil {
+			var xs, js []any
+			for _, root := range r.Result {
+				xs = append(xs, ref("schemas", root))
+				js = append(js, ref("schemas", root+"_document"))
+			}
+			s.set(name, o("oneOf", xs))
+			s.set(name+"_document", o("oneOf", js))
+		}
+	}
 	add := func(name, root string, write bool) {
 		s.set(name, rootSchema(root, write))
 		s.set(name+"_document", o("type", "object", "properties", o(root, ref("schemas", name)),

@@ -61,7 +61,7 @@ var Table = []Operation{
 		Doc:     "The built-in kinds re, ft and uc (custom_object No) and every custom object (custom_object Yes), whose api_prefix is the path segment of its records."},
 	{Method: "GET", Path: "/user", Class: route.Users, MinVersion: 1, Status: 200, Result: []string{"users"},
 		Summary: "List every user of the account"},
-	{Method: "GET", Path: "/user/{user}", Class: route.User, MinVersion: 1, Status: 200, Result: []string{"user", "users"},
+	{Method: "GET", Path: "/user/{id_or_email}", Class: route.User, MinVersion: 1, Status: 200, Result: []string{"user", "users"},
 		Summary: "Read one user by id, or the users of one email address",
 		Doc:     "An integer selects a user by id (root user); an email address selects every user with that address (root users, one or more; 404 when none)."},
 	{Method: "GET", Path: "/rate_throttle_status", Class: route.Throttle, MinVersion: 1, Gateway: true, Status: 200,

@@ -23,7 +23,7 @@ func concretePath(r openapi.Route, id int) string {
 		id = s.id
 	}
 	p := strings.NewReplacer("{api_key}", "demo", "{api_prefix}", s.segment, "{id}", strconv.Itoa(id),
-		"{view_id}", strconv.Itoa(s.view), "{field_id}", strconv.Itoa(s.field), "{user}", "1").Replace(r.Template)
+		"{view_id}", strconv.Itoa(s.view), "{field_id}", strconv.Itoa(s.field), "{id_or_email}", "1").Replace(r.Template)
 	if r.Class == route.Search || r.Class == route.ViewSearch {
 		p += "?created_time>1000000000"
 	}
