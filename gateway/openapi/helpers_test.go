@@ -80,7 +80,7 @@ func serve(tb testing.TB, opt gateway.Options) string {
 	return "http://" + ln.Addr().String()
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+var httpClient = &http.Client{Timeout: 30 * time.Second}
 
 // call is one request of a test: user "" sends no credentials; headers are "Key: value".
 type call struct {
@@ -122,7 +122,7 @@ func (c call) newRequest(tb testing.TB, base string) *http.Request {
 // send sends c to the gateway at base.
 func send(tb testing.TB, base string, c call) reply {
 	tb.Helper()
-	res, err := client.Do(c.newRequest(tb, base))
+	res, err := httpClient.Do(c.newRequest(tb, base))
 	if err != nil {
 		tb.Fatalf("%s %s: %v", c.method, c.path, err)
 	}
