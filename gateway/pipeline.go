@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/translate"
@@ -16,17 +17,17 @@ type stage func(g *Gateway, x *exchange) bool
 
 // pipeline is the order every request goes through (docs/design.md, "The gateway").
 var pipeline = [...]stage{
-	(*Gateway).identify,    // the request id; what the caller accepts
-	(*Gateway).strict,      // the HTTP/1.1 rules fasthttp does not enforce (strict.go)
-	(*Gateway).route,       // the one normalisation of the target
-	(*Gateway).cors,        // CORS headers, before any refusal a page must be able to read; a preflight answered
-	(*Gateway).refuse,      // a malformed target; a body announced over the limit
-	(*Gateway).serveHealth, // /healthz and /readyz
-	(*Gateway).origin,      // the caller's scheme, host and address behind a trusted proxy (proxies.go)
-	(*Gateway).auth,        // the credential, proved by the core (auth.go, verify.go)
-	(*Gateway).limit,       // the rate policies (limit.go)
-	(*Gateway).body,        // a write's body, within the budget (body.go), translated from JSON (json.go)
-	(*Gateway).respond,     // the throttle status, a cached read (read.go), or the core's answer (forward.go)
+	(*Gateway).identify, // the request id; what the caller accepts
+	(*Gateway).strict,   // the HTTP/1.1 rules fasthttp does not enforce (strict.go)
+	(*Gateway).route,    // the one normalisation of the target
+	(*Gateway).cors,     // CORS headers, before any refusal a page must be able to read; a preflight answered
+	(*Gateway).refuse,   // a malformed target; a body announced over the limit
+	(*Gateway).serveOwn, // the gateway's own endpoints: /healthz, /readyz, /openapi.json
+	(*Gateway).origin,   // the caller's scheme, host and address behind a trusted proxy (proxies.go)
+	(*Gateway).auth,     // the credential, proved by the core (auth.go, verify.go)
+	(*Gateway).limit,    // the rate policies (limit.go)
+	(*Gateway).body,     // a write's body, within the budget (body.go), translated from JSON (json.go)
+	(*Gateway).respond,  // the throttle status, a cached read (read.go), or the core's answer (forward.go)
 }
 
 // identify gives the request its id (the caller's, when well formed) and notes what the caller accepts.
@@ -74,8 +75,9 @@ func (g *Gateway) refuse(x *exchange) bool {
 	return false
 }
 
-// serveHealth answers /healthz (the process lives) and /readyz (Ready: the core, and Redis when configured).
-func (g *Gateway) serveHealth(x *exchange) bool {
+// serveOwn answers the gateway's own endpoints: /healthz (the process lives), /readyz (Ready: the core, and
+// Redis when configured) and /openapi.json (the interface's description: public, the same for every caller).
+func (g *Gateway) serveOwn(x *exchange) bool {
 	ctx := x.ctx
 	switch x.rt.Path {
 	case "/healthz":
@@ -90,6 +92,9 @@ func (g *Gateway) serveHealth(x *exchange) bool {
 			return false
 		}
 		ctx.SetBodyString("ready\n")
+	case "/openapi.json":
+		ctx.SetContentType("application/json")
+		ctx.SetBody(openapi.JSON())
 	default:
 		return true
 	}

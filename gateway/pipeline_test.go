@@ -91,13 +91,13 @@ func TestStages(t *testing.T) {
 					t.Errorf("status %d, announced %v", x.ctx.Response.StatusCode(), x.announced)
 				}
 			}},
-		{"health answers /healthz", (*Gateway).serveHealth, get("/healthz", ""), "192.0.2.1", false,
+		{"health answers /healthz", (*Gateway).serveOwn, get("/healthz", ""), "192.0.2.1", false,
 			func(t *testing.T, x *exchange) {
 				if x.ctx.Response.StatusCode() != 200 || string(x.ctx.Response.Body()) != "ok\n" {
 					t.Errorf("%d %q", x.ctx.Response.StatusCode(), x.ctx.Response.Body())
 				}
 			}},
-		{"health passes the API on", (*Gateway).serveHealth, get("/api2/demo/re/1", ""), "192.0.2.1", true, nil},
+		{"health passes the API on", (*Gateway).serveOwn, get("/api2/demo/re/1", ""), "192.0.2.1", true, nil},
 		{"cors answers an allowed preflight", (*Gateway).cors, "OPTIONS /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: PUT\r\n\r\n", "192.0.2.1", false,
 			func(t *testing.T, x *exchange) {
 				if x.ctx.Response.StatusCode() != 204 || header(x, "Access-Control-Allow-Origin") != "https://app.example" {

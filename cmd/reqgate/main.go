@@ -8,6 +8,7 @@
 //	reqgate accounts  check account files without a store
 //	reqgate store     migrate a store, or copy accounts between stores
 //	reqgate version   the release, VCS revision and Go version of the binary
+//	reqgate openapi   print the OpenAPI document of the interface (what the gateway serves at /openapi.json)
 //
 // Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
 // parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully.
@@ -23,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/gateway/openapi"
 )
 
 func main() {
@@ -42,6 +44,7 @@ Commands:
   accounts  check account files without a store (reqgate accounts --help)
   store     migrate a store, or copy accounts between stores (reqgate store --help)
   version   print the release, VCS revision and time, and Go version (also --version)
+  openapi   print the OpenAPI 3.1 document of the interface (also served by the gateway at /openapi.json)
 
 Run 'reqgate <command> --help' for the flags of a command.
 `
@@ -62,6 +65,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return runAccountsCommand(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		return printVersion(stdout)
+	case "openapi":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "reqgate openapi: takes no arguments\n")
+			return 2
+		}
+		if _, err := stdout.Write(openapi.JSON()); err != nil {
+			return 1
+		}
+		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

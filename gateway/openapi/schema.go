@@ -1,0 +1,160 @@
+package openapi
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/reqgate/reqgate/translate"
+)
+
+// This file turns translate's schema of the interface into JSON Schemas. One schema serves both faces: the
+// properties are the element's children and "@"-attributes, named as in the JSON mapping (docs/json.md), and
+// each carries what the XML form needs (OpenAPI's xml object: attribute, element names; arrays are unwrapped,
+// as the interface has a container element of its own around every list). The text of an element that also
+// has attributes is the "#text" property, marked with the xml extension x-text (OpenAPI 3.1 has no way to
+// say "the element's text").
+//
+// translate describes an element once for all the places it occurs; where that one description covers
+// several shapes of the interface, narrow picks the shape of the place, so the document says what each
+// response holds.
+
+// recordRoots are the root elements of records, and the element names of their summaries.
+func recordRoots() []string {
+	var r []string
+	for _, k := range Kinds {
+		r = append(r, k.Root)
+	}
+	return r
+}
+
+// groups are the containers of relationship items: requirements, features, use_cases, custom_objects.
+func isGroup(name string) bool {
+	for _, k := range Kinds {
+		if name == k.Root+"s" {
+			return true
+		}
+	}
+	return false
+}
+
+// narrow picks the shape of element name at path (the names of its ancestors, root first) among those that
+// translate's one description covers. write selects the shape of a request body.
+func narrow(path []string, name string, e translate.Element, write bool) translate.Element {
+	parent := ""
+	if len(path) > 0 {
+		parent = path[len(path)-1]
+	}
+	kinds := recordRoots()
+	switch {
+	case slices.Contains(kinds, name) && parent == "":
+		// A record read or write: <fields> only.
+		e.Children = []string{"fields"}
+	case slices.Contains(kinds, name) && e.Known && len(e.Children) > 0:
+		// A record summary; relationship_type only in a group of related items.
+		e.Children = without(e.Children, "fields")
+		if !isGroup(parent) {
+			e.Children = without(e.Children, "relationship_type")
+		}
+	case name == "field" && e.Variant != nil && strings.HasSuffix(path[0], "_fields"):
+		// A field definition of a field list.
+		e = *e.Variant
+	case name == "view" && parent == "views":
+		// An item of the view list.
+		e.Children = without(e.Children, kinds...)
+		e.Arrays, e.Always = nil, nil
+	case name == "view" && parent == "":
+		// View contents: summaries only.
+		e.Children = slices.DeleteFunc(slices.Clone(e.Children), func(c string) bool { return !slices.Contains(kinds, c) })
+	}
+	if write && name == "field" {
+		e.Children = []string{"name", "value"}
+	}
+	return e
+}
+
+func without(list []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
+}
+
+// mayBeEmpty reports whether the integer element name under parent may also be empty text (a JSON ""): the
+// <sort /> of system fields, the <max_size /> of picklists, and the option <value /> of a user picklist.
+func mayBeEmpty(parent, name string) bool {
+	return name == "sort" || name == "max_size" || parent == "option" && name == "value"
+}
+
+// elementSchema is the schema of element name at path.
+func elementSchema(path []string, name string, write bool) obj {
+	parent := ""
+	if len(path) > 0 {
+		parent = path[len(path)-1]
+	}
+	e := narrow(path, name, translate.Describe(parent, name), write)
+	if write && name == "value" && parent == "field" {
+		// JSON numbers and booleans are written as their literal text (docs/json.md, JSON to XML).
+		return o("anyOf", []any{o("type", "string"), o("type", "number"), o("type", "boolean")})
+	}
+	text := textSchema(parent, name, e)
+	if len(e.Children) == 0 && len(e.Attrs) == 0 {
+		return text
+	}
+	props := obj{}
+	var required []string
+	for _, a := range e.Attrs {
+		t := "string"
+		if slices.Contains(e.IntAttrs, a) {
+			t = "integer"
+		}
+		props.set("@"+a, o("type", t, "xml", o("name", a, "attribute", true)))
+	}
+	if !e.Container {
+		// Text beside attributes; with child elements instead (a multiple picklist value) it is absent.
+		props.set("#text", append(slices.Clone(text), member{"xml", o("x-text", true)}))
+	}
+	sub := append(slices.Clone(path), name)
+	for _, c := range e.Children {
+		if c == name && parent == name {
+			continue // <value> in <value> in <value>: the interface nests a value once only
+		}
+		cs := elementSchema(sub, c, write)
+		if slices.Contains(e.Arrays, c) {
+			item := append(cs, member{"xml", o("name", c)})
+			cs = o("type", "array", "items", item)
+			if write {
+				// A request may give a list of one as the item alone (docs/json.md, JSON to XML).
+				cs = o("anyOf", []any{cs, item})
+			}
+			if slices.Contains(e.Always, c) {
+				required = append(required, c)
+			}
+		}
+		props.set(c, cs)
+	}
+	s := o("type", "object", "properties", props)
+	if len(required) > 0 {
+		s.set("required", required)
+	}
+	s.set("additionalProperties", false)
+	if e.Container {
+		return s
+	}
+	// An element with attributes or children that may come as text alone.
+	return o("anyOf", []any{text, s})
+}
+
+// textSchema is the schema of the text of element name: an integer of the interface, or a string.
+func textSchema(parent, name string, e translate.Element) obj {
+	if !e.Integer {
+		return o("type", "string")
+	}
+	if mayBeEmpty(parent, name) {
+		return o("anyOf", []any{o("type", "integer"), o("type", "string", "maxLength", 0)})
+	}
+	return o("type", "integer")
+}
+
+// rootSchema is the schema of a document whose root is name: the element's schema, named for XML.
+func rootSchema(name string, write bool) obj {
+	s := elementSchema(nil, name, write)
+	s.set("xml", o("name", name))
+	return s
+}
