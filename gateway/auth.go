@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache/ttlmap"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
@@ -31,23 +33,16 @@ const maxCredentials = 100_000
 // AuthTTL, under HMAC-SHA256 with a random per-process key. Only a proved credential may read the cache or be
 // charged to an account's rate policies; any other one is first checked with the core (verify.go).
 type credentials struct {
-	ttl  time.Duration // <= 0: nothing is remembered
 	now  func() time.Time
 	key  [32]byte
 	macs sync.Pool
-	mu   sync.RWMutex
-	m    map[[32]byte]proved
-}
-
-// proved is a remembered credential: until when, and its user name (kept, so a verified request's credential
-// costs no allocation).
-type proved struct {
-	exp  time.Time
-	user string
+	// proved maps the digest of a proved credential to its user name (kept, so a verified request's
+	// credential costs no allocation). With a TTL <= 0 nothing is remembered.
+	proved *ttlmap.Map[[32]byte, string]
 }
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
-	c := &credentials{ttl: ttl, now: now, m: make(map[[32]byte]proved)}
+	c := &credentials{now: now, proved: ttlmap.New[[32]byte, string](ttl, maxCredentials)}
 	_, _ = rand.Read(c.key[:])
 	c.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, c.key[:])} }
 	return c
@@ -105,16 +100,7 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 
 // lookup returns the user name of a credential the core proved within the TTL before now.
 func (c *credentials) lookup(digest [32]byte, now time.Time) (string, bool) {
-	if c.ttl <= 0 {
-		return "", false
-	}
-	c.mu.RLock()
-	p, ok := c.m[digest]
-	c.mu.RUnlock()
-	if !ok || !now.Before(p.exp) {
-		return "", false
-	}
-	return p.user, true
+	return c.proved.Get(digest, now)
 }
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve).
@@ -150,23 +136,10 @@ func (st *macState) writeBytes(b []byte) {
 
 // remember records that the core proved the credential.
 func (c *credentials) remember(cr credential) {
-	if !cr.present || c.ttl <= 0 {
+	if !cr.present {
 		return
 	}
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= maxCredentials {
-		for k, p := range c.m {
-			if !now.Before(p.exp) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= maxCredentials {
-			clear(c.m)
-		}
-	}
-	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user}
+	c.proved.Set(cr.digest, cr.user, c.now())
 }
 
 // coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had
@@ -183,9 +156,7 @@ func (c *credentials) forget(cr credential) {
 	if !cr.present {
 		return
 	}
-	c.mu.Lock()
-	delete(c.m, cr.digest)
-	c.mu.Unlock()
+	c.proved.Delete(cr.digest)
 }
 
 // maxFailureKeys bounds the failure counters; when full, expired windows go, then everything.
@@ -207,17 +178,19 @@ type failureLimits struct {
 type failures struct {
 	failureLimits
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*failureWindow
+	mu  sync.Mutex                          // makes reserve and release one step each
+	m   *ttlmap.Map[string, *failureWindow] // a window is forgotten when it ends
 }
 
+// failureWindow is one counter: the window's start, and the attempts counted in it (changed under
+// failures.mu).
 type failureWindow struct {
 	start time.Time
 	n     int
 }
 
 func newFailures(l failureLimits, now func() time.Time) *failures {
-	return &failures{failureLimits: l, now: now, m: make(map[string]*failureWindow)}
+	return &failures{failureLimits: l, now: now, m: ttlmap.New[string, *failureWindow](l.window, maxFailureKeys)}
 }
 
 // failureKeys are the counters of one attempt, in the order of failureLimits.limits.
@@ -245,23 +218,12 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 	if wait > 0 {
 		return wait
 	}
-	if len(f.m) >= maxFailureKeys {
-		for k, w := range f.m {
-			if !now.Before(w.start.Add(f.window)) {
-				delete(f.m, k)
-			}
-		}
-		if len(f.m) >= maxFailureKeys {
-			clear(f.m)
-		}
-	}
 	for _, k := range keys {
-		w, ok := f.m[k]
-		if !ok || !now.Before(w.start.Add(f.window)) {
-			f.m[k] = &failureWindow{start: now, n: 1}
+		if w, ok := f.m.Get(k, now); ok {
+			w.n++
 			continue
 		}
-		w.n++
+		f.m.Set(k, &failureWindow{start: now, n: 1}, now)
 	}
 	return 0
 }
@@ -269,23 +231,20 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 // release takes back an attempt that reserve counted and the core did not refuse.
 func (f *failures) release(ip, apiKey, user string) {
 	keys := failureKeys(ip, apiKey, user)
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range keys {
-		if w, ok := f.m[k]; ok && w.n > 0 {
+		if w, ok := f.m.Get(k, now); ok && w.n > 0 {
 			w.n--
 		}
 	}
 }
 
 func (f *failures) waitLocked(key string, limit int, now time.Time) time.Duration {
-	w, ok := f.m[key]
+	w, ok := f.m.Get(key, now)
 	if !ok || w.n < limit {
 		return 0
 	}
-	end := w.start.Add(f.window)
-	if !now.Before(end) {
-		return 0
-	}
-	return end.Sub(now)
+	return w.start.Add(f.window).Sub(now)
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/reqgate/reqgate/cache/ttlmap"
 	"github.com/reqgate/reqgate/core"
 )
 
@@ -30,12 +31,10 @@ const maxAuthEntries = 10000
 // away. Only successes are remembered, so a wrong password is checked afresh every time and never
 // becomes right. Concurrent checks of the same credential share one bcrypt run (singleflight).
 type authCache struct {
-	ttl   time.Duration // <= 0: no caching
 	now   func() time.Time
 	key   [32]byte
-	macs  sync.Pool // hash.Hash keyed with key
-	mu    sync.Mutex
-	m     map[[32]byte]authEntry
+	macs  sync.Pool                        // hash.Hash keyed with key
+	m     *ttlmap.Map[[32]byte, authEntry] // a TTL <= 0 remembers nothing
 	group singleflight.Group
 	cost  atomic.Int32 // bcrypt cost of the latest user hash compared against; 0 before the first
 }
@@ -43,7 +42,6 @@ type authCache struct {
 type authEntry struct {
 	acct core.Account
 	user core.User
-	exp  time.Time
 }
 
 // dummyHashes holds, by bcrypt cost, the hash compared against when there is no user hash to compare
@@ -97,7 +95,7 @@ func (a *authCache) refuse(hash []byte, password string) error {
 }
 
 func newAuthCache(ttl time.Duration, now func() time.Time) *authCache {
-	a := &authCache{ttl: ttl, now: now, m: make(map[[32]byte]authEntry)}
+	a := &authCache{now: now, m: ttlmap.New[[32]byte, authEntry](ttl, maxAuthEntries)}
 	if _, err := rand.Read(a.key[:]); err != nil {
 		panic(fmt.Sprintf("core api: no randomness for the credential cache key: %v", err))
 	}
@@ -122,45 +120,11 @@ func (a *authCache) digest(apiKey, user, pass string) [32]byte {
 	return d
 }
 
-func (a *authCache) get(d [32]byte) (authEntry, bool) {
-	if a.ttl <= 0 {
-		return authEntry{}, false
-	}
-	a.mu.Lock()
-	e, ok := a.m[d]
-	a.mu.Unlock()
-	if !ok || !a.now().Before(e.exp) {
-		return authEntry{}, false
-	}
-	return e, true
-}
+func (a *authCache) get(d [32]byte) (authEntry, bool) { return a.m.Get(d, a.now()) }
 
-func (a *authCache) put(d [32]byte, e authEntry) {
-	if a.ttl <= 0 {
-		return
-	}
-	e.exp = a.now().Add(a.ttl)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.m) >= maxAuthEntries {
-		now := a.now()
-		for k, v := range a.m {
-			if !now.Before(v.exp) {
-				delete(a.m, k)
-			}
-		}
-		if len(a.m) >= maxAuthEntries {
-			clear(a.m)
-		}
-	}
-	a.m[d] = e
-}
+func (a *authCache) put(d [32]byte, e authEntry) { a.m.Set(d, e, a.now()) }
 
-func (a *authCache) flush() {
-	a.mu.Lock()
-	clear(a.m)
-	a.mu.Unlock()
-}
+func (a *authCache) flush() { a.m.Clear() }
 
 // authenticate checks the Basic credentials of r against the account of apiKey. Missing or wrong
 // credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized, and each

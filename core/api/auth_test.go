@@ -49,7 +49,7 @@ func TestAuthCacheBounds(t *testing.T) {
 		k[0], k[1], k[2] = byte(i), byte(i>>8), byte(i>>16)
 		a.put(k, authEntry{})
 	}
-	if got := len(a.m); got > maxAuthEntries {
+	if got := a.m.Len(); got > maxAuthEntries {
 		t.Errorf("%d entries, want at most %d", got, maxAuthEntries)
 	}
 	off := newAuthCache(-1, time.Now)
