@@ -2,58 +2,44 @@ package gateway
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"hash"
 	"net"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/cache/credkey"
 	"github.com/reqgate/reqgate/cache/ttlmap"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
-// keyed hash of api_key, username and password. The password itself is never stored.
+// keyed hash of api_key, username and password (package credkey). The password itself is never stored.
 type credential struct {
 	present bool
 	user    string
-	digest  [32]byte
+	digest  [credkey.Size]byte
 }
 
 // maxCredentials bounds the verified-credential store; when full, expired entries go, then everything.
 const maxCredentials = 100_000
 
 // credentials remembers credentials the core proved (its Reqgate-Authenticated answer, see proof.go), for
-// AuthTTL, under HMAC-SHA256 with a random per-process key. Only a proved credential may read the cache or be
-// charged to an account's rate policies; any other one is first checked with the core (verify.go).
+// AuthTTL, under their credkey digest. Only a proved credential may read the cache or be charged to an
+// account's rate policies; any other one is first checked with the core (verify.go).
 type credentials struct {
 	now  func() time.Time
-	key  [32]byte
-	macs sync.Pool
+	keys *credkey.Hasher
+	bufs sync.Pool // *[512]byte: decoded headers, so parsing a credential allocates nothing but the user name
 	// proved maps the digest of a proved credential to its user name (kept, so a verified request's
 	// credential costs no allocation). With a TTL <= 0 nothing is remembered.
-	proved *ttlmap.Map[[32]byte, string]
+	proved *ttlmap.Map[[credkey.Size]byte, string]
 }
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
-	c := &credentials{now: now, proved: ttlmap.New[[32]byte, string](ttl, maxCredentials)}
-	_, _ = rand.Read(c.key[:])
-	c.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, c.key[:])} }
+	c := &credentials{now: now, keys: credkey.New(), proved: ttlmap.New[[credkey.Size]byte, string](ttl, maxCredentials)}
+	c.bufs.New = func() any { return new([512]byte) }
 	return c
-}
-
-// macState is a pooled HMAC with a decode buffer, so parsing a credential allocates nothing but the user name.
-type macState struct {
-	mac hash.Hash
-	buf [512]byte
-	len [4]byte
-	sum []byte // the HMAC's output: a slice of the pooled state, so the credential itself stays on the stack
 }
 
 // check reads the Authorization header of a request for apiKey and reports whether the core proved that
@@ -64,10 +50,10 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	if len(auth) <= len(prefix) || !bytes.EqualFold(auth[:len(prefix)], []byte(prefix)) || len(auth) > 4096 {
 		return credential{}, false
 	}
-	st := c.macs.Get().(*macState)
-	defer c.macs.Put(st)
+	buf := c.bufs.Get().(*[512]byte)
+	defer c.bufs.Put(buf)
 	enc := bytes.TrimSpace(auth[len(prefix):])
-	dec := st.buf[:]
+	dec := buf[:]
 	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(dec) {
 		dec = make([]byte, n)
 	}
@@ -82,14 +68,8 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 		return credential{}, false
 	}
 	user, pass := dec[:i], dec[i+1:]
-	m := st.mac
-	m.Reset()
-	st.write(apiKey)
-	st.writeBytes(user)
-	st.writeBytes(pass)
 	cr.present = true
-	st.sum = m.Sum(st.sum[:0])
-	copy(cr.digest[:], st.sum)
+	cr.digest = c.keys.SumBytes(apiKey, user, pass)
 	if user, ok := c.lookup(cr.digest, now); ok {
 		cr.user = user
 		return cr, true
@@ -99,7 +79,7 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 }
 
 // lookup returns the user name of a credential the core proved within the TTL before now.
-func (c *credentials) lookup(digest [32]byte, now time.Time) (string, bool) {
+func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (string, bool) {
 	return c.proved.Get(digest, now)
 }
 
@@ -119,19 +99,6 @@ func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.
 		m.raw, m.apiKey, m.cred = append(m.raw[:0], auth...), apiKey, cr
 	}
 	return cr, verified
-}
-
-// write and writeBytes add one length-prefixed part to the HMAC, so that no two credentials share an input.
-func (st *macState) write(s string) {
-	binary.BigEndian.PutUint32(st.len[:], uint32(len(s)))
-	st.mac.Write(st.len[:])
-	st.mac.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // hash.Hash does not keep what it is given
-}
-
-func (st *macState) writeBytes(b []byte) {
-	binary.BigEndian.PutUint32(st.len[:], uint32(len(b)))
-	st.mac.Write(st.len[:])
-	st.mac.Write(b)
 }
 
 // remember records that the core proved the credential.
