@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
@@ -279,5 +278,3 @@ func (a *account) views() error {
 	}
 	return nil
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
