@@ -20,8 +20,9 @@ import (
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
-// These tests run reqgate scaled out, as issue 8 describes: several core processes on one PostgreSQL
-// database, and gateways balancing across them with Redis, all real processes on loopback.
+// These tests run reqgate scaled out, as docs/operations.md ("N gateway replicas with Redis") describes:
+// several core processes on one PostgreSQL database, and gateways balancing across them with Redis, all real
+// processes on loopback.
 
 const scaleAccounts = `
 accounts:
