@@ -92,7 +92,7 @@ type Upstream struct {
 	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
 }
 
-// URLs returns the upstream base URLs of a comma-separated URL (issue 8: several cores).
+// URLs returns the upstream base URLs of a comma-separated URL: one per core, when the gateway balances several.
 func (u Upstream) URLs() []string { return splitList(u.URL) }
 
 // Redis is the shared Redis of the gateway replicas.

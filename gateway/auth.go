@@ -2,65 +2,48 @@ package gateway
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"hash"
 	"net"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/cache/credkey"
+	"github.com/reqgate/reqgate/cache/ttlmap"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
-// keyed hash of api_key, username and password. The password itself is never stored.
+// keyed hash of api_key, username and password (package credkey). The password itself is never stored.
 type credential struct {
 	present bool
 	user    string
 	apiKey  string
-	digest  [32]byte
+	digest  [credkey.Size]byte
 }
 
 // maxCredentials bounds the verified-credential store; when full, expired entries go, then everything.
 const maxCredentials = 100_000
 
 // credentials remembers credentials the core proved (its Reqgate-Authenticated answer, see proof.go), for
-// AuthTTL, under HMAC-SHA256 with a random per-process key. Only a proved credential may read the cache or be
-// charged to an account's rate policies; any other one is first checked with the core (verify.go).
+// AuthTTL, under their credkey digest. Only a proved credential may read the cache or be charged to an
+// account's rate policies; any other one is first checked with the core (verify.go).
 type credentials struct {
-	ttl  time.Duration // <= 0: nothing is remembered
 	now  func() time.Time
-	key  [32]byte
-	macs sync.Pool
-	mu   sync.RWMutex
-	m    map[[32]byte]proved
+	keys *credkey.Hasher
+	bufs sync.Pool // *[512]byte: decoded headers, so parsing a credential allocates nothing but the user name
+	// proved maps the digest of a proved credential to its user name (kept, so a verified request's
+	// credential costs no allocation) and account (for a purge). With a TTL <= 0 nothing is remembered.
+	proved *ttlmap.Map[[credkey.Size]byte, proved]
 }
 
-// proved is a remembered credential: until when, and its user name (kept, so a verified request's credential
-// costs no allocation).
-type proved struct {
-	exp    time.Time
-	user   string
-	apiKey string // the account, for a purge
-}
+// proved is a remembered credential's user name and account.
+type proved struct{ user, apiKey string }
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
-	c := &credentials{ttl: ttl, now: now, m: make(map[[32]byte]proved)}
-	_, _ = rand.Read(c.key[:])
-	c.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, c.key[:])} }
+	c := &credentials{now: now, keys: credkey.New(), proved: ttlmap.New[[credkey.Size]byte, proved](ttl, maxCredentials)}
+	c.bufs.New = func() any { return new([512]byte) }
 	return c
-}
-
-// macState is a pooled HMAC with a decode buffer, so parsing a credential allocates nothing but the user name.
-type macState struct {
-	mac hash.Hash
-	buf [512]byte
-	len [4]byte
-	sum []byte // the HMAC's output: a slice of the pooled state, so the credential itself stays on the stack
 }
 
 // check reads the Authorization header of a request for apiKey and reports whether the core proved that
@@ -71,10 +54,10 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	if len(auth) <= len(prefix) || !bytes.EqualFold(auth[:len(prefix)], []byte(prefix)) || len(auth) > 4096 {
 		return credential{}, false
 	}
-	st := c.macs.Get().(*macState)
-	defer c.macs.Put(st)
+	buf := c.bufs.Get().(*[512]byte)
+	defer c.bufs.Put(buf)
 	enc := bytes.TrimSpace(auth[len(prefix):])
-	dec := st.buf[:]
+	dec := buf[:]
 	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(dec) {
 		dec = make([]byte, n)
 	}
@@ -89,14 +72,8 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 		return credential{}, false
 	}
 	user, pass := dec[:i], dec[i+1:]
-	m := st.mac
-	m.Reset()
-	st.write(apiKey)
-	st.writeBytes(user)
-	st.writeBytes(pass)
 	cr.present, cr.apiKey = true, apiKey
-	st.sum = m.Sum(st.sum[:0])
-	copy(cr.digest[:], st.sum)
+	cr.digest = c.keys.SumBytes(apiKey, user, pass)
 	if user, ok := c.lookup(cr.digest, now); ok {
 		cr.user = user
 		return cr, true
@@ -106,17 +83,9 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 }
 
 // lookup returns the user name of a credential the core proved within the TTL before now.
-func (c *credentials) lookup(digest [32]byte, now time.Time) (string, bool) {
-	if c.ttl <= 0 {
-		return "", false
-	}
-	c.mu.RLock()
-	p, ok := c.m[digest]
-	c.mu.RUnlock()
-	if !ok || !now.Before(p.exp) {
-		return "", false
-	}
-	return p.user, true
+func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (string, bool) {
+	p, ok := c.proved.Get(digest, now)
+	return p.user, ok
 }
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve).
@@ -137,38 +106,12 @@ func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.
 	return cr, verified
 }
 
-// write and writeBytes add one length-prefixed part to the HMAC, so that no two credentials share an input.
-func (st *macState) write(s string) {
-	binary.BigEndian.PutUint32(st.len[:], uint32(len(s)))
-	st.mac.Write(st.len[:])
-	st.mac.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // hash.Hash does not keep what it is given
-}
-
-func (st *macState) writeBytes(b []byte) {
-	binary.BigEndian.PutUint32(st.len[:], uint32(len(b)))
-	st.mac.Write(st.len[:])
-	st.mac.Write(b)
-}
-
 // remember records that the core proved the credential.
 func (c *credentials) remember(cr credential) {
-	if !cr.present || c.ttl <= 0 {
+	if !cr.present {
 		return
 	}
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= maxCredentials {
-		for k, p := range c.m {
-			if !now.Before(p.exp) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= maxCredentials {
-			clear(c.m)
-		}
-	}
-	c.m[cr.digest] = proved{exp: now.Add(c.ttl), user: cr.user, apiKey: cr.apiKey}
+	c.proved.Set(cr.digest, proved{user: cr.user, apiKey: cr.apiKey}, c.now())
 }
 
 // coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had
@@ -182,13 +125,7 @@ func (g *Gateway) coreAnswered(x *exchange, status int) {
 
 // forgetAccount drops every remembered credential of an account.
 func (c *credentials) forgetAccount(apiKey string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for d, p := range c.m {
-		if p.apiKey == apiKey {
-			delete(c.m, d)
-		}
-	}
+	c.proved.DeleteFunc(func(_ [credkey.Size]byte, p proved) bool { return p.apiKey == apiKey })
 }
 
 // forget drops a credential the core refused, so a changed password stops reading the cache at once.
@@ -196,9 +133,7 @@ func (c *credentials) forget(cr credential) {
 	if !cr.present {
 		return
 	}
-	c.mu.Lock()
-	delete(c.m, cr.digest)
-	c.mu.Unlock()
+	c.proved.Delete(cr.digest)
 }
 
 // maxFailureKeys bounds the failure counters; when full, expired windows go, then everything.
@@ -220,17 +155,19 @@ type failureLimits struct {
 type failures struct {
 	failureLimits
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*failureWindow
+	mu  sync.Mutex                          // makes reserve and release one step each
+	m   *ttlmap.Map[string, *failureWindow] // a window is forgotten when it ends
 }
 
+// failureWindow is one counter: the window's start, and the attempts counted in it (changed under
+// failures.mu).
 type failureWindow struct {
 	start time.Time
 	n     int
 }
 
 func newFailures(l failureLimits, now func() time.Time) *failures {
-	return &failures{failureLimits: l, now: now, m: make(map[string]*failureWindow)}
+	return &failures{failureLimits: l, now: now, m: ttlmap.New[string, *failureWindow](l.window, maxFailureKeys)}
 }
 
 // failureKeys are the counters of one attempt, in the order of failureLimits.limits.
@@ -258,23 +195,12 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 	if wait > 0 {
 		return wait
 	}
-	if len(f.m) >= maxFailureKeys {
-		for k, w := range f.m {
-			if !now.Before(w.start.Add(f.window)) {
-				delete(f.m, k)
-			}
-		}
-		if len(f.m) >= maxFailureKeys {
-			clear(f.m)
-		}
-	}
 	for _, k := range keys {
-		w, ok := f.m[k]
-		if !ok || !now.Before(w.start.Add(f.window)) {
-			f.m[k] = &failureWindow{start: now, n: 1}
+		if w, ok := f.m.Get(k, now); ok {
+			w.n++
 			continue
 		}
-		w.n++
+		f.m.Set(k, &failureWindow{start: now, n: 1}, now)
 	}
 	return 0
 }
@@ -282,23 +208,20 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 // release takes back an attempt that reserve counted and the core did not refuse.
 func (f *failures) release(ip, apiKey, user string) {
 	keys := failureKeys(ip, apiKey, user)
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range keys {
-		if w, ok := f.m[k]; ok && w.n > 0 {
+		if w, ok := f.m.Get(k, now); ok && w.n > 0 {
 			w.n--
 		}
 	}
 }
 
 func (f *failures) waitLocked(key string, limit int, now time.Time) time.Duration {
-	w, ok := f.m[key]
+	w, ok := f.m.Get(key, now)
 	if !ok || w.n < limit {
 		return 0
 	}
-	end := w.start.Add(f.window)
-	if !now.Before(end) {
-		return 0
-	}
-	return end.Sub(now)
+	return w.start.Add(f.window).Sub(now)
 }

@@ -1,21 +1,29 @@
 package gateway
 
 import (
-	"strings"
-
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/translate/xmlesc"
 )
 
-// xmlEscaper escapes text for an XML element.
-var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
-
-// errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>.
+// errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>, written byte
+// for byte as the core writes its own (same layout, same escaping by package xmlesc), so that a caller
+// cannot tell which of the two answered.
 func errorXML(message string) []byte {
-	return []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<error>\n  <message>" +
-		xmlEscaper.Replace(message) + "</message>\n</error>\n")
+	const head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<error>\n"
+	b := make([]byte, 0, len(head)+len(message)+40)
+	b = append(b, head...)
+	if message == "" {
+		b = append(b, "<message />\n"...)
+	} else {
+		b = append(b, "<message>"...)
+		b = xmlesc.Append(b, message, false)
+		b = append(b, "</message>\n"...)
+	}
+	return append(b, "</error>\n"...)
 }
 
-// writeError answers with status and an XML error message, dropping whatever the response held.
+// writeXMLError answers with status and an XML error message, dropping whatever the response held.
 func writeXMLError(ctx *fasthttp.RequestCtx, status int, message string) {
 	ctx.Response.Reset()
 	ctx.SetStatusCode(status)

@@ -22,8 +22,10 @@ func TestSingleFlight(t *testing.T) {
 	bodies := make([]string, n)
 	parallel(n, func(i int) {
 		u := []string{"demo", "viewer"}[i%2]
-		res := do(t, http.MethodGet, gw.URL+"/api2/demo/re/view/1/search?created_by=1", u, u, "")
-		if res.Status != 200 {
+		res, err := send(http.MethodGet, gw.URL+"/api2/demo/re/view/1/search?created_by=1", u, u, "")
+		if err != nil {
+			t.Errorf("read %d: %v", i, err)
+		} else if res.Status != 200 {
 			t.Errorf("read %d: status %d", i, res.Status)
 		}
 		bodies[i] = res.Body
@@ -49,8 +51,11 @@ func TestSingleFlightUnverified(t *testing.T) {
 		if i%2 == 1 {
 			user, pass, want = "viewer", "bad", 401
 		}
-		if got := do(t, http.MethodGet, gw.URL+"/api2/demo/re/5", user, pass, "").Status; got != want {
-			t.Errorf("read %d as %s: status=%d, want %d", i, user, got, want)
+		res, err := send(http.MethodGet, gw.URL+"/api2/demo/re/5", user, pass, "")
+		if err != nil {
+			t.Errorf("read %d as %s: %v", i, user, err)
+		} else if res.Status != want {
+			t.Errorf("read %d as %s: status=%d, want %d", i, user, res.Status, want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -58,16 +59,26 @@ type reply struct {
 
 var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value".
+// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value". It
+// ends the test on a transport failure, so it is for the test's own goroutine; others use send.
 func do(tb testing.TB, method, url, user, pass, body string, headers ...string) reply {
 	tb.Helper()
+	r, err := send(method, url, user, pass, body, headers...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// send is do returning the transport failure, for any goroutine.
+func send(method, url, user, pass, body string, headers ...string) (reply, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		tb.Fatalf("new request: %v", err)
+		return reply{}, fmt.Errorf("new request: %w", err)
 	}
 	if user != "" {
 		req.SetBasicAuth(user, pass)
@@ -81,14 +92,14 @@ func do(tb testing.TB, method, url, user, pass, body string, headers ...string) 
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		tb.Fatalf("%s %s: %v", method, url, err)
+		return reply{}, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		tb.Fatalf("%s %s: read body: %v", method, url, err)
+		return reply{}, fmt.Errorf("%s %s: read body: %w", method, url, err)
 	}
-	return reply{Status: res.StatusCode, Header: res.Header, Body: string(b)}
+	return reply{Status: res.StatusCode, Header: res.Header, Body: string(b)}, nil
 }
 
 // get is a GET as demo/demo.
@@ -97,7 +108,8 @@ func get(tb testing.TB, url string, headers ...string) reply {
 	return do(tb, http.MethodGet, url, "demo", "demo", "", headers...)
 }
 
-// parallel runs f n times at once and waits.
+// parallel runs f n times at once and waits. f runs on goroutines of its own: it reports with t.Errorf,
+// never t.Fatalf (see send).
 func parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	for i := range n {

@@ -2,23 +2,8 @@ package translate
 
 import "unicode/utf8"
 
-// Character classes of XML 1.0 (fifth edition), used by both directions: XML input is checked against them,
-// and JSON strings and keys are checked before they become XML text and element names.
-
-// isXMLChar reports whether r may appear in an XML 1.0 document.
-func isXMLChar(r rune) bool {
-	switch {
-	case r == 0x09 || r == 0x0A || r == 0x0D:
-		return true
-	case r >= 0x20 && r <= 0xD7FF:
-		return true
-	case r >= 0xE000 && r <= 0xFFFD:
-		return true
-	case r >= 0x10000 && r <= 0x10FFFF:
-		return true
-	}
-	return false
-}
+// Name classes of XML 1.0 (fifth edition), used by both directions: XML input is checked against them, and
+// JSON keys are checked before they become element names. The characters of text are xmlesc.IsChar.
 
 // isNameStart reports whether r may start an XML name.
 func isNameStart(r rune) bool {

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -49,22 +48,6 @@ func (e *XMLError) Error() string {
 		return "invalid XML: " + e.Msg
 	}
 	return fmt.Sprintf("invalid XML at line %d, column %d: %s", e.Line, e.Column, e.Msg)
-}
-
-// HTTPStatus is the status the gateway answers a translation error with: 400 for the client's JSON
-// (*SyntaxError, *StructureError), 502 for an upstream document that cannot be read (*XMLError), 500 for
-// anything else.
-func HTTPStatus(err error) int {
-	var se *SyntaxError
-	var st *StructureError
-	var xe *XMLError
-	switch {
-	case errors.As(err, &se), errors.As(err, &st):
-		return 400
-	case errors.As(err, &xe):
-		return 502
-	}
-	return 500
 }
 
 // position turns a byte offset into a 1-based line and column (columns count characters).

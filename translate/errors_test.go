@@ -188,21 +188,3 @@ func TestErrorMetrics(t *testing.T) {
 		t.Errorf("structure errors +%d, want +1", got)
 	}
 }
-
-func TestHTTPStatus(t *testing.T) {
-	_, syntax := JSONToXML([]byte("{"))
-	_, structure := JSONToXML([]byte("[]"))
-	_, xmlErr := XMLToJSON([]byte("<a>"))
-	tests := []struct {
-		err  error
-		want int
-	}{
-		{syntax, 400}, {structure, 400}, {fmt.Errorf("wrapped: %w", syntax), 400}, {xmlErr, 502},
-		{errors.New("other"), 500},
-	}
-	for _, tt := range tests {
-		if got := HTTPStatus(tt.err); got != tt.want {
-			t.Errorf("HTTPStatus(%v) = %d, want %d", tt.err, got, tt.want)
-		}
-	}
-}

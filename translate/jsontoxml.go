@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/reqgate/reqgate/translate/xmlesc"
 )
 
 // xmlDecl starts every document JSONToXML writes.
@@ -306,59 +308,15 @@ func sortOrdered(o []ordered) {
 	sort.SliceStable(o, func(a, b int) bool { return o[a].rank < o[b].rank })
 }
 
-// escape appends text escaped for XML: the five special characters always, carriage returns (which XML
-// would turn into line feeds), and in attributes tabs and line feeds (which attribute-value normalisation
-// would turn into spaces). A character XML cannot carry is an error.
+// escape appends text escaped for XML by the rule of package xmlesc. A character XML cannot carry is an
+// error: the translation never changes a text.
 func (w *xwriter) escape(s []byte, attr bool) error {
-	b := w.b
-	last := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		var esc string
-		if c < utf8.RuneSelf {
-			switch c {
-			case '&':
-				esc = "&amp;"
-			case '<':
-				esc = "&lt;"
-			case '>':
-				esc = "&gt;"
-			case '"':
-				esc = "&quot;"
-			case '\'':
-				esc = "&apos;"
-			case '\r':
-				esc = "&#xD;"
-			case '\n':
-				if attr {
-					esc = "&#xA;"
-				}
-			case '\t':
-				if attr {
-					esc = "&#x9;"
-				}
-			default:
-				if c < 0x20 {
-					w.b = b
-					return w.fail("character " + runeName(rune(c)) + " cannot be written in XML")
-				}
-			}
-			if esc != "" {
-				b = append(b, s[last:i]...)
-				b = append(b, esc...)
-				last = i + 1
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if !isXMLChar(r) || (r == utf8.RuneError && size <= 1) {
-			w.b = b
-			return w.fail("character " + runeName(r) + " cannot be written in XML")
-		}
-		i += size
+	b, bad := xmlesc.AppendStrict(w.b, s, attr)
+	w.b = b
+	if bad >= 0 {
+		r, _ := utf8.DecodeRune(s[bad:])
+		return w.fail("character " + runeName(r) + " cannot be written in XML")
 	}
-	w.b = append(b, s[last:]...)
 	return nil
 }
 

@@ -167,20 +167,7 @@ func rank(order []string, name string) int {
 	return len(order)
 }
 
-// IsArray reports whether child under element parent is always a JSON array (even with zero or one item).
-// grandparent is parent's own parent ("" when parent is the root).
-func IsArray(grandparent, parent, child string) bool {
-	return lookup(grandparent, parent).arrays[child] != 0
-}
-
-// IsInteger reports whether the text of element name under parent is an integer of the interface (a JSON
-// number when it is written as a plain decimal integer).
-func IsInteger(parent, name string) bool { return lookup(parent, name).integer }
-
 // IsContainer reports whether element name under parent holds only elements, so that whitespace-only text
-// in it is layout.
+// in it is layout. A reader comparing documents of the interface needs it (translate/corecheck compares the
+// core's documents with their round trip through JSON by this rule).
 func IsContainer(parent, name string) bool { return lookup(parent, name).container }
-
-// ChildOrder returns the interface order of the known children of element name under parent (nil when the
-// schema does not know the element). The slice is shared: do not modify it.
-func ChildOrder(parent, name string) []string { return lookup(parent, name).order }

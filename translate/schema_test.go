@@ -12,15 +12,15 @@ func TestSchema(t *testing.T) {
 		{"relationships", "custom_objects", "custom_object"},
 	}
 	for _, a := range arrays {
-		if !IsArray(a.grandparent, a.parent, a.child) {
-			t.Errorf("IsArray(%q, %q, %q) = false, want true", a.grandparent, a.parent, a.child)
+		if lookup(a.grandparent, a.parent).arrays[a.child] == 0 {
+			t.Errorf("%q in %q (in %q) is not an array, want one", a.child, a.parent, a.grandparent)
 		}
 	}
 	for _, a := range []struct{ grandparent, parent, child string }{
 		{"", "requirement", "fields"}, {"", "user", "email"}, {"fields", "field", "value"}, {"", "x", "y"},
 	} {
-		if IsArray(a.grandparent, a.parent, a.child) {
-			t.Errorf("IsArray(%q, %q, %q) = true, want false", a.grandparent, a.parent, a.child)
+		if lookup(a.grandparent, a.parent).arrays[a.child] != 0 {
+			t.Errorf("%q in %q (in %q) is an array, want none", a.child, a.parent, a.grandparent)
 		}
 	}
 	ints := []struct {
@@ -33,17 +33,17 @@ func TestSchema(t *testing.T) {
 		{"user", "email", false}, {"x", "unknown", false},
 	}
 	for _, tt := range ints {
-		if got := IsInteger(tt.parent, tt.name); got != tt.want {
-			t.Errorf("IsInteger(%q, %q) = %v, want %v", tt.parent, tt.name, got, tt.want)
+		if got := lookup(tt.parent, tt.name).integer; got != tt.want {
+			t.Errorf("integer of %q in %q = %v, want %v", tt.parent, tt.name, got, tt.want)
 		}
 	}
 	if !IsContainer("", "relationships") || IsContainer("field", "value") || IsContainer("object", "custom_object") ||
 		!IsContainer("view", "custom_object") {
 		t.Error("IsContainer disagrees with the interface")
 	}
-	if got, want := ChildOrder("", "user"), []string{"user_id", "email", "username", "firstname", "lastname", "deleted",
+	if got, want := lookup("", "user").order, []string{"user_id", "email", "username", "firstname", "lastname", "deleted",
 		"status"}; len(got) != len(want) || got[0] != want[0] || got[6] != want[6] {
-		t.Errorf("ChildOrder(user) = %q, want %q", got, want)
+		t.Errorf("order of user = %q, want %q", got, want)
 	}
 }
 

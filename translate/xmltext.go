@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/reqgate/reqgate/translate/xmlesc"
 )
 
 // Character data and attribute values of XML input: checked against XML 1.0, references resolved, line
@@ -39,7 +41,7 @@ func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool
 		if r == utf8.RuneError && size <= 1 {
 			return nil, false, p.errAt(off+i, "invalid UTF-8")
 		}
-		if !isXMLChar(r) {
+		if !xmlesc.IsChar(r) {
 			return nil, false, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
 		}
 		i += size
@@ -110,7 +112,7 @@ func (p *xparser) reference(b []byte, off int) (rune, int, error) {
 		digits, base = digits[1:], 16
 	}
 	n, err := strconv.ParseUint(string(digits), base, 32)
-	if err != nil || len(digits) == 0 || digits[0] == '+' || !isXMLChar(rune(n)) {
+	if err != nil || len(digits) == 0 || digits[0] == '+' || !xmlesc.IsChar(rune(n)) {
 		return 0, 0, p.errAt(off, "invalid character reference &"+string(ref)+";")
 	}
 	return rune(n), end + 1, nil
@@ -135,7 +137,7 @@ func (p *xparser) checkCDATA(raw []byte, off int) ([]byte, error) {
 		if r == utf8.RuneError && size <= 1 {
 			return nil, p.errAt(off+i, "invalid UTF-8")
 		}
-		if !isXMLChar(r) {
+		if !xmlesc.IsChar(r) {
 			return nil, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
 		}
 		i += size

@@ -27,7 +27,7 @@ import (
 	"github.com/reqgate/reqgate/gateway"
 )
 
-// Benchmarks of issue 8: the core over HTTP on PostgreSQL against SQLite in one run, and writes through one
+// Benchmarks of the core over HTTP on PostgreSQL against SQLite in one run, and writes through one
 // gateway to one or two core replicas sharing one PostgreSQL database. Everything runs in this process on
 // loopback (each replica with its own store and connection pool), so the machine's 2 cores are shared by
 // clients, gateway, cores and the database server alike.

@@ -20,8 +20,9 @@ import (
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
-// These tests run reqgate scaled out, as issue 8 describes: several core processes on one PostgreSQL
-// database, and gateways balancing across them with Redis, all real processes on loopback.
+// These tests run reqgate scaled out, as docs/operations.md ("N gateway replicas with Redis") describes:
+// several core processes on one PostgreSQL database, and gateways balancing across them with Redis, all real
+// processes on loopback.
 
 const scaleAccounts = `
 accounts:
@@ -87,13 +88,12 @@ func titleBody(title string) string {
 }
 
 // recordID returns the id at the end of a Location (…/re/17).
-func recordID(t *testing.T, loc string) int64 {
-	t.Helper()
+func recordID(loc string) (int64, error) {
 	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
 	if err != nil {
-		t.Fatalf("Location %q does not end in a record id", loc)
+		return 0, fmt.Errorf("location %q does not end in a record id: %w", loc, err)
 	}
-	return id
+	return id, nil
 }
 
 // TestTwoCoresSharePostgres runs two core processes on one database and writes to both at once: creates
@@ -108,8 +108,8 @@ func TestTwoCoresSharePostgres(t *testing.T) {
 	if err != nil || code != http.StatusCreated {
 		t.Fatalf("first create: %d %v", code, err)
 	}
-	if got, want := recordID(t, loc), int64(1); got != want {
-		t.Fatalf("first record id = %d, want %d", got, want)
+	if got, err := recordID(loc); err != nil || got != 1 {
+		t.Fatalf("first record id = %d (%v), want 1", got, err)
 	}
 
 	const writers, creates, updates = 8, 15, 8
@@ -135,8 +135,13 @@ func TestTwoCoresSharePostgres(t *testing.T) {
 					t.Errorf("writer %d: create: %d %v", w, code, err)
 					continue
 				}
+				id, err := recordID(loc)
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					continue
+				}
 				mu.Lock()
-				ids = append(ids, recordID(t, loc))
+				ids = append(ids, id)
 				mu.Unlock()
 			}
 		})

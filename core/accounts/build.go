@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
@@ -319,5 +318,3 @@ func (a *account) views() {
 		a.spec.Views = append(a.spec.Views, core.ViewSpec{View: v.view, CreatedByUsername: v.createdBy})
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

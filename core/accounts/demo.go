@@ -35,9 +35,6 @@ func Demo() *core.Provision {
 	return clone(demo.p)
 }
 
-// DemoYAML returns the embedded demo account file, an example of the format.
-func DemoYAML() []byte { return slices.Clone(demoYAML) }
-
 // clone deep-copies a provision so callers cannot change the cached demo.
 func clone(p *core.Provision) *core.Provision {
 	out := &core.Provision{Accounts: make([]core.AccountSpec, len(p.Accounts))}

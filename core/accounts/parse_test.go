@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,7 +258,7 @@ func TestLoadFilesMerges(t *testing.T) {
 }
 
 func TestDemoParses(t *testing.T) {
-	if _, err := Parse("demo.yaml", DemoYAML()); err != nil {
+	if _, err := Parse("demo.yaml", slices.Clone(demoYAML)); err != nil {
 		t.Fatalf("demo.yaml: %v", err)
 	}
 	p := Demo()
@@ -328,3 +329,5 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("status = %q, want %q", got, want)
 	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

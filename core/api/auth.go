@@ -2,13 +2,8 @@ package api
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +13,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/reqgate/reqgate/cache/credkey"
+	"github.com/reqgate/reqgate/cache/ttlmap"
 	"github.com/reqgate/reqgate/core"
 )
 
@@ -25,17 +22,14 @@ import (
 const maxAuthEntries = 10000
 
 // authCache remembers verified credentials so that a request does not cost a bcrypt comparison (tens of
-// milliseconds by design). Entries are keyed by an HMAC-SHA256, under a random per-process key, of the
-// api_key, username and password: the cache never holds a password, and a memory dump does not give one
-// away. Only successes are remembered, so a wrong password is checked afresh every time and never
-// becomes right. Concurrent checks of the same credential share one bcrypt run (singleflight).
+// milliseconds by design). Entries are keyed by the credkey digest of the api_key, username and password:
+// the cache never holds a password, and a memory dump does not give one away. Only successes are
+// remembered, so a wrong password is checked afresh every time and never becomes right. Concurrent checks
+// of the same credential share one bcrypt run (singleflight).
 type authCache struct {
-	ttl   time.Duration // <= 0: no caching
 	now   func() time.Time
-	key   [32]byte
-	macs  sync.Pool // hash.Hash keyed with key
-	mu    sync.Mutex
-	m     map[[32]byte]authEntry
+	keys  *credkey.Hasher
+	m     *ttlmap.Map[[credkey.Size]byte, authEntry] // a TTL <= 0 remembers nothing
 	group singleflight.Group
 	cost  atomic.Int32 // bcrypt cost of the latest user hash compared against; 0 before the first
 }
@@ -43,7 +37,6 @@ type authCache struct {
 type authEntry struct {
 	acct core.Account
 	user core.User
-	exp  time.Time
 }
 
 // dummyHashes holds, by bcrypt cost, the hash compared against when there is no user hash to compare
@@ -97,70 +90,14 @@ func (a *authCache) refuse(hash []byte, password string) error {
 }
 
 func newAuthCache(ttl time.Duration, now func() time.Time) *authCache {
-	a := &authCache{ttl: ttl, now: now, m: make(map[[32]byte]authEntry)}
-	if _, err := rand.Read(a.key[:]); err != nil {
-		panic(fmt.Sprintf("core api: no randomness for the credential cache key: %v", err))
-	}
-	a.macs.New = func() any { return hmac.New(sha256.New, a.key[:]) }
-	return a
+	return &authCache{now: now, keys: credkey.New(), m: ttlmap.New[[credkey.Size]byte, authEntry](ttl, maxAuthEntries)}
 }
 
-// digest is the cache key of a credential. Each part is length-prefixed so that no two different
-// credentials share an input.
-func (a *authCache) digest(apiKey, user, pass string) [32]byte {
-	h := a.macs.Get().(hash.Hash)
-	h.Reset()
-	var n [4]byte
-	for _, s := range [...]string{apiKey, user, pass} {
-		binary.BigEndian.PutUint32(n[:], uint32(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	var d [32]byte
-	h.Sum(d[:0])
-	a.macs.Put(h)
-	return d
-}
+func (a *authCache) get(d [credkey.Size]byte) (authEntry, bool) { return a.m.Get(d, a.now()) }
 
-func (a *authCache) get(d [32]byte) (authEntry, bool) {
-	if a.ttl <= 0 {
-		return authEntry{}, false
-	}
-	a.mu.Lock()
-	e, ok := a.m[d]
-	a.mu.Unlock()
-	if !ok || !a.now().Before(e.exp) {
-		return authEntry{}, false
-	}
-	return e, true
-}
+func (a *authCache) put(d [credkey.Size]byte, e authEntry) { a.m.Set(d, e, a.now()) }
 
-func (a *authCache) put(d [32]byte, e authEntry) {
-	if a.ttl <= 0 {
-		return
-	}
-	e.exp = a.now().Add(a.ttl)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.m) >= maxAuthEntries {
-		now := a.now()
-		for k, v := range a.m {
-			if !now.Before(v.exp) {
-				delete(a.m, k)
-			}
-		}
-		if len(a.m) >= maxAuthEntries {
-			clear(a.m)
-		}
-	}
-	a.m[d] = e
-}
-
-func (a *authCache) flush() {
-	a.mu.Lock()
-	clear(a.m)
-	a.mu.Unlock()
-}
+func (a *authCache) flush() { a.m.Clear() }
 
 // authenticate checks the Basic credentials of r against the account of apiKey. Missing or wrong
 // credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized, and each
@@ -170,7 +107,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey strin
 	if !ok || username == "" || len(username) > 256 || len(password) > 1024 {
 		return core.Account{}, core.User{}, errUnauthorized
 	}
-	d := s.auth.digest(apiKey, username, password)
+	d := s.auth.keys.Sum(apiKey, username, password)
 	if e, ok := s.auth.get(d); ok {
 		return e.acct, e.user, nil
 	}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -156,8 +157,19 @@ type req struct {
 	Header             map[string]string // an empty value removes the header
 }
 
+// do sends r and reads the response. It ends the test on a transport failure, so it is for the test's own
+// goroutine; others use send.
 func (e *env) do(r req) resp {
 	e.t.Helper()
+	res, err := e.send(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
+}
+
+// send is do returning the transport failure, for any goroutine.
+func (e *env) send(r req) (resp, error) {
 	if r.Method == "" {
 		r.Method = http.MethodGet
 	}
@@ -167,7 +179,7 @@ func (e *env) do(r req) resp {
 	}
 	hr, err := http.NewRequest(r.Method, e.URL+r.Path, body)
 	if err != nil {
-		e.t.Fatalf("new request: %v", err)
+		return resp{}, fmt.Errorf("new request: %w", err)
 	}
 	if r.Body != "" {
 		hr.Header.Set("Content-Type", "application/xml")
@@ -187,14 +199,14 @@ func (e *env) do(r req) resp {
 	}
 	res, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+		return resp{}, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		e.t.Fatalf("%s %s: read body: %v", r.Method, r.Path, err)
+		return resp{}, fmt.Errorf("%s %s: read body: %w", r.Method, r.Path, err)
 	}
-	return resp{Status: res.StatusCode, Header: res.Header, Body: string(b)}
+	return resp{Status: res.StatusCode, Header: res.Header, Body: string(b)}, nil
 }
 
 // must does r and fails the test unless the status is want.

@@ -470,7 +470,12 @@ func TestConcurrentCreates(t *testing.T) {
 	errs := make(chan string, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			r := e.do(req{Method: "POST", Path: "/api/acme/re", Body: body("requirement", "field_101", "x")})
+			r, err := e.send(req{Method: "POST", Path: "/api/acme/re", Body: body("requirement", "field_101", "x")})
+			if err != nil {
+				errs <- err.Error()
+				ids <- ""
+				return
+			}
 			if r.Status != http.StatusCreated {
 				errs <- r.Body
 				ids <- ""

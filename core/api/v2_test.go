@@ -496,8 +496,8 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkV2 measures the version-2 reads over real HTTP against one account of 100,000 requirements in
-// SQLite (the targets of issue 3: searches under 50 ms p95, a 1,000-record view under 100 ms, a
-// field-history read under 5 ms).
+// SQLite, against the targets of docs/performance.md: searches under 50 ms p95, a 1,000-record view under
+// 100 ms, a field-history read under 5 ms.
 func BenchmarkV2(b *testing.B) {
 	base, _ := benchSetup(b, b.TempDir())
 	mid := int64(benchCreated0 + 50_000*60)

@@ -4,11 +4,13 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/reqgate/reqgate/translate/xmlesc"
 )
 
 // xmlw builds an XML document by appending to a byte slice: faster than encoding/xml for the fixed shapes
 // of the interface, and it writes CDATA sections, which encoding/xml cannot. Element names are trusted
-// (they come from this package); text, attribute values and CDATA are escaped here.
+// (they come from this package); text and attribute values are escaped by package xmlesc, CDATA here.
 //
 // Layout: one element per line, like the examples of docs/api.md.
 type xmlw struct {
@@ -109,7 +111,7 @@ func (x *xmlw) empty(name string) {
 }
 
 // text writes escaped character data.
-func (x *xmlw) text(s string) { x.b = appendEscaped(x.b, s, false) }
+func (x *xmlw) text(s string) { x.b = xmlesc.Append(x.b, s, false) }
 
 // cdata writes s as CDATA. A "]]>" inside s is split across two sections, the only way to carry it. A
 // carriage return is written outside CDATA, as the reference &#xD;: XML readers turn a literal CR (or CR LF)
@@ -141,7 +143,7 @@ func (x *xmlw) cdata(s string) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !validXMLRune(r, size) {
+		if !xmlesc.ValidRune(r, size) {
 			x.b = append(x.b, "\uFFFD"...)
 		} else {
 			x.b = append(x.b, s[i:i+size]...)
@@ -160,7 +162,7 @@ func (x *xmlw) startTag(name string, attrs []string) {
 		x.b = append(x.b, ' ')
 		x.b = append(x.b, attrs[i]...)
 		x.b = append(x.b, `="`...)
-		x.b = appendEscaped(x.b, attrs[i+1], true)
+		x.b = xmlesc.Append(x.b, attrs[i+1], true)
 		x.b = append(x.b, '"')
 	}
 }
@@ -169,73 +171,4 @@ func (x *xmlw) endTag(name string) {
 	x.b = append(x.b, "</"...)
 	x.b = append(x.b, name...)
 	x.b = append(x.b, ">\n"...)
-}
-
-// xmlEscape returns s escaped for XML text or attribute values.
-func xmlEscape(s string) string { return string(appendEscaped(nil, s, true)) }
-
-// appendEscaped appends s with the XML special characters escaped. Characters XML 1.0 forbids (most
-// control characters, invalid UTF-8) become U+FFFD so the document always parses. In attributes, tabs and
-// newlines are escaped too so they survive attribute-value normalisation.
-func appendEscaped(b []byte, s string, attr bool) []byte {
-	last := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' {
-			i++
-			continue
-		}
-		var esc string
-		size := 1
-		switch c {
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '"':
-			esc = "&quot;"
-		case '\'':
-			esc = "&apos;"
-		case '\r':
-			esc = "&#xD;"
-		case '\n':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#xA;"
-		case '\t':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#x9;"
-		default:
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if validXMLRune(r, size) {
-				i += size
-				continue
-			}
-			esc = "\uFFFD"
-		}
-		b = append(b, s[last:i]...)
-		b = append(b, esc...)
-		i += size
-		last = i
-	}
-	return append(b, s[last:]...)
-}
-
-// validXMLRune reports whether r (decoded with size bytes) is a character XML 1.0 allows.
-func validXMLRune(r rune, size int) bool {
-	if r == utf8.RuneError && size == 1 {
-		return false
-	}
-	return r == 0x09 || r == 0x0A || r == 0x0D ||
-		r >= 0x20 && r <= 0xD7FF ||
-		r >= 0xE000 && r <= 0xFFFD ||
-		r >= 0x10000 && r <= 0x10FFFF
 }

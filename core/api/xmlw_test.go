@@ -7,26 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-func TestEscape(t *testing.T) {
-	tests := []struct{ in, text, attr string }{
-		{"plain", "plain", "plain"},
-		{`<a href="x">&'`, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;", "&lt;a href=&quot;x&quot;&gt;&amp;&apos;"},
-		{"line\nnext\ttab\r", "line\nnext\ttab&#xD;", "line&#xA;next&#x9;tab&#xD;"},
-		{"bell\x07nul\x00", "bell\uFFFDnul\uFFFD", "bell\uFFFDnul\uFFFD"},
-		{"bad \xff utf8", "bad \uFFFD utf8", "bad \uFFFD utf8"},
-		{"ünïcødé 😀", "ünïcødé 😀", "ünïcødé 😀"},
-		{"\uFFFE", "\uFFFD", "\uFFFD"},
-	}
-	for _, tt := range tests {
-		if got := string(appendEscaped(nil, tt.in, false)); got != tt.text {
-			t.Errorf("text escape of %q = %q, want %q", tt.in, got, tt.text)
-		}
-		if got := xmlEscape(tt.in); got != tt.attr {
-			t.Errorf("attribute escape of %q = %q, want %q", tt.in, got, tt.attr)
-		}
-	}
-}
-
 // Text, attributes and CDATA written by xmlw read back as written (after the replacement of characters
 // XML cannot carry), including a CDATA section holding "]]>" and carriage returns, which XML readers
 // would turn into line feeds unless written as references.

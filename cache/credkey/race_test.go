@@ -1,0 +1,5 @@
+//go:build race
+
+package credkey
+
+func init() { raceEnabled = true }
