@@ -30,16 +30,17 @@ func TestDescribe(t *testing.T) {
 				!slices.Equal(d.Attrs, tc.attrs) || !slices.Equal(d.IntAttrs, tc.intAttrs) || !slices.Equal(d.Always, tc.always) {
 				t.Errorf("Describe = %+v", d)
 			}
-			if got, want := d.Children, ChildOrder(tc.parent, tc.name); !slices.Equal(got, want) {
-				t.Errorf("children %v, ChildOrder %v", got, want)
+			info := lookup(tc.parent, tc.name)
+			if got, want := d.Children, info.order; !slices.Equal(got, want) {
+				t.Errorf("children %v, the schema's order %v", got, want)
 			}
 			for _, c := range d.Children {
-				if got, want := slices.Contains(d.Arrays, c), IsArray(tc.parent, tc.name, c); got != want {
-					t.Errorf("child %s: array %v, IsArray %v", c, got, want)
+				if got, want := slices.Contains(d.Arrays, c), info.arrays[c] != 0; got != want {
+					t.Errorf("child %s: array %v, the schema's %v", c, got, want)
 				}
 			}
-			if got, want := d.Integer, IsInteger(tc.parent, tc.name); got != want {
-				t.Errorf("integer %v, IsInteger %v", got, want)
+			if got, want := d.Integer, info.integer; got != want {
+				t.Errorf("integer %v, the schema's %v", got, want)
 			}
 		})
 	}
