@@ -134,51 +134,14 @@ const (
 
 // New validates opt and returns a Limiter. Errors name the policy or override at fault.
 func New(opt Options) (*Limiter, error) {
+	if err := opt.setDefaults(); err != nil {
+		return nil, err
+	}
 	l := &Limiter{onError: opt.OnRedisError, timeout: opt.RedisTimeout, backoff: opt.RedisBackoff,
 		maxHeld: opt.MaxHeld, status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(),
 		held: make(map[string]int)}
-	if l.onError == "" {
-		l.onError = OnErrorLocal
-	}
-	switch l.onError {
-	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
-	default:
-		return nil, fmt.Errorf("on_redis_error %q: want local, allow or deny", l.onError)
-	}
-	if l.timeout == 0 {
-		l.timeout = 50 * time.Millisecond
-	}
-	if l.backoff == 0 {
-		l.backoff = time.Second
-	}
-	if l.timeout < 0 || l.backoff < 0 {
-		return nil, errors.New("redis timeout and back-off must not be negative")
-	}
-	if l.maxHeld == 0 {
-		l.maxHeld = 256
-	}
-	if l.maxHeld < 0 {
-		return nil, fmt.Errorf("max held %d: must not be negative", l.maxHeld)
-	}
-	switch l.status {
-	case 0:
-		l.status = http.StatusTooManyRequests
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-	default:
-		return nil, fmt.Errorf("reject_status %d: want 429 or 503", l.status)
-	}
-	if l.log == nil {
-		l.log = slog.Default()
-	}
-	replicas := opt.LocalReplicas
-	if replicas == 0 {
-		replicas = 1
-	}
-	if replicas < 0 {
-		return nil, fmt.Errorf("local replicas %d: must be at least 1", replicas)
-	}
 	var err error
-	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, replicas); err != nil {
+	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, opt.LocalReplicas); err != nil {
 		return nil, err
 	}
 	items := make([]string, len(l.rules))
@@ -209,6 +172,57 @@ func New(opt Options) (*Limiter, error) {
 		redisUp().Set(1)
 	}
 	return l, nil
+}
+
+// setDefaults fills in the defaults stated on the fields and rejects values out of range.
+func (o *Options) setDefaults() error {
+	if err := o.setRedisDefaults(); err != nil {
+		return err
+	}
+	if o.MaxHeld == 0 {
+		o.MaxHeld = 256
+	}
+	if o.MaxHeld < 0 {
+		return fmt.Errorf("max held %d: must not be negative", o.MaxHeld)
+	}
+	switch o.RejectStatus {
+	case 0:
+		o.RejectStatus = http.StatusTooManyRequests
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	default:
+		return fmt.Errorf("reject_status %d: want 429 or 503", o.RejectStatus)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.LocalReplicas == 0 {
+		o.LocalReplicas = 1
+	}
+	if o.LocalReplicas < 0 {
+		return fmt.Errorf("local replicas %d: must be at least 1", o.LocalReplicas)
+	}
+	return nil
+}
+
+// setRedisDefaults is the part of setDefaults about the Redis calls and their failures.
+func (o *Options) setRedisDefaults() error {
+	switch o.OnRedisError {
+	case "":
+		o.OnRedisError = OnErrorLocal
+	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
+	default:
+		return fmt.Errorf("on_redis_error %q: want local, allow or deny", o.OnRedisError)
+	}
+	if o.RedisTimeout == 0 {
+		o.RedisTimeout = 50 * time.Millisecond
+	}
+	if o.RedisBackoff == 0 {
+		o.RedisBackoff = time.Second
+	}
+	if o.RedisTimeout < 0 || o.RedisBackoff < 0 {
+		return errors.New("redis timeout and back-off must not be negative")
+	}
+	return nil
 }
 
 // RejectStatus is the HTTP status to send with a rejection (429 or 503).
