@@ -83,7 +83,7 @@ func admitN(l *Limiter, r Request, n int) (allowed int, last Decision) {
 
 // heldCount is the number of requests held under key now.
 func (l *Limiter) heldCount(key string) int {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	return l.held[key]
+	l.held.mu.Lock()
+	defer l.held.mu.Unlock()
+	return l.held.n[key]
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,18 +110,15 @@ type Limiter struct {
 	onError  string
 	timeout  time.Duration
 	backoff  time.Duration
-	maxHeld  int
 	status   int
 	log      *slog.Logger
 	down     atomic.Bool  // Redis is failing: use the fallback
 	probeAt  atomic.Int64 // unix nanoseconds after which one caller probes Redis again
-	heldMu   sync.Mutex
-	held     map[string]int // requests held per key
-	shaping  bool           // some rule has MaxDelay > 0
-	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
-	rejects  *rejectCache   // Redis rejections still in force; nil without Redis or with NoRejectCache
-	credits  *creditStore   // slots granted to this replica; nil without Redis or with NoCredits
-	onCredit atomic.Int64   // requests this limiter admitted on a credit
+	shaping  bool         // some rule has MaxDelay > 0
+	held     *holds       // requests held for their slot
+	rejects  *rejectCache // Redis rejections still in force; nil without Redis or with NoRejectCache
+	credits  *creditStore // slots granted to this replica; nil without Redis or with NoCredits
+	onCredit atomic.Int64 // requests this limiter admitted on a credit
 }
 
 // Fallback modes.
@@ -138,8 +134,7 @@ func New(opt Options) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{onError: opt.OnRedisError, timeout: opt.RedisTimeout, backoff: opt.RedisBackoff,
-		maxHeld: opt.MaxHeld, status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(),
-		held: make(map[string]int)}
+		status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(), held: newHolds(opt.MaxHeld)}
 	var err error
 	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, opt.LocalReplicas); err != nil {
 		return nil, err
@@ -260,7 +255,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	}
 	shape := false
 	if l.shaping {
-		shape = l.acquire(rules, keys)
+		shape = l.held.acquire(rules, keys)
 	}
 	var sbuf [8]policyState
 	var states []policyState
@@ -271,7 +266,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	}
 	v, fallback, known := l.decide(ctx, r.APIKey, rules, keys, true, shape, states)
 	if shape && (!v.ok || v.delay <= 0) {
-		l.release(rules, keys)
+		l.held.release(rules, keys)
 		shape = false
 	}
 	d := Decision{Allowed: v.ok, Limited: true, RetryAfter: v.retry, Fallback: fallback, slot: v.slot}
@@ -285,23 +280,15 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	case v.delay > 0:
 		decisionsDelay.Inc()
 		d.Delay = v.delay
-		heldNow.Inc()
-		l.sleeping.Add(1)
-		t := time.NewTimer(v.delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !l.held.wait(ctx, v.delay) {
 			d.Allowed = false
 			d.RetryAfter = v.delay
 		}
-		l.sleeping.Add(-1)
-		heldNow.Dec()
 	default:
 		decisionsAdmit.Inc()
 	}
 	if shape {
-		l.release(rules, keys)
+		l.held.release(rules, keys)
 	}
 	return d
 }

@@ -314,7 +314,7 @@ func TestMaxHeld(t *testing.T) {
 }
 
 // heldDelayed reports whether some request is sleeping for its slot (it has passed the decision).
-func heldDelayed(l *Limiter) int { return int(l.sleeping.Load()) }
+func heldDelayed(l *Limiter) int { return int(l.held.sleeping.Load()) }
 
 func TestHeldRequestCancelled(t *testing.T) {
 	t.Parallel()
