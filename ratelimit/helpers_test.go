@@ -87,3 +87,13 @@ func (l *Limiter) heldCount(key string) int {
 	defer l.held.mu.Unlock()
 	return l.held.n[key]
 }
+
+// creditsSpent is the number of requests l admitted on a credit.
+func creditsSpent(l *Limiter) int64 {
+	if f, ok := l.store.(*fallbackStore); ok {
+		if c, ok := f.shared.(*creditStore); ok {
+			return c.spent.Load()
+		}
+	}
+	return 0
+}

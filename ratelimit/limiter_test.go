@@ -363,3 +363,20 @@ func TestManyPolicies(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitAllocations guards the request path's allocations: the key of the matching policy, nothing else,
+// both in process and on the Redis path a flood takes (the reject cache). A query the compiler could not keep
+// on the stack (store.go) would add one per buffer. Not parallel: AllocsPerRun counts the whole process.
+func TestAdmitAllocations(t *testing.T) {
+	for _, backend := range []string{"local", "redis-ap"} {
+		t.Run(backend, func(t *testing.T) {
+			l := newLimiter(t, backend, Options{Policies: []Policy{
+				{Name: "account", Key: KeyAPIKey, Limit: 1, Period: time.Hour}}})
+			r := Request{APIKey: "k", IP: "10.0.0.1"}
+			admitN(l, r, 2) // the second is rejected by Redis, and remembered
+			if got := testing.AllocsPerRun(100, func() { l.Admit(context.Background(), r) }); got != 1 {
+				t.Errorf("Admit: %.1f allocations, want 1 (the policy key)", got)
+			}
+		})
+	}
+}
