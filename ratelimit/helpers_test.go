@@ -54,7 +54,6 @@ func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
-	tb.Cleanup(func() { _ = l.Close() })
 	return l
 }
 

@@ -17,7 +17,9 @@ type Options struct {
 	Policies  []Policy
 	Overrides []Override
 
-	// Redis is the shared store; nil runs the in-process limiter (one replica).
+	// Redis is the shared store; nil runs the in-process limiter (one replica). The client stays the caller's,
+	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
+	// no Close and lives as long as it is referenced.
 	Redis *redis.Client
 	// OnRedisError is what happens while Redis fails: "local" (default) limits each replica on its own at
 	// 1/LocalReplicas of each policy's rate, "allow" admits everything, "deny" rejects everything.
@@ -205,9 +207,6 @@ func (o *Options) setRedisDefaults() error {
 
 // RejectStatus is the HTTP status to send with a rejection (429 or 503).
 func (l *Limiter) RejectStatus() int { return l.status }
-
-// Close releases nothing today: the Redis client belongs to the caller. It exists so callers can defer it.
-func (l *Limiter) Close() error { return nil }
 
 // match returns the rules that apply to r and their keys, appended to the given buffers, and whether they are
 // r.APIKey's overrides.
