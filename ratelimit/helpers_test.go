@@ -96,3 +96,14 @@ func creditsSpent(l *Limiter) int64 {
 	}
 	return 0
 }
+
+// eachBackend runs test against every backend, in parallel subtests.
+func eachBackend(t *testing.T, test func(t *testing.T, backend string)) {
+	t.Parallel()
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			test(t, backend)
+		})
+	}
+}
