@@ -28,7 +28,6 @@ func BenchmarkHandlerHit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = l.Close() })
 	opt := cachedOptions(c)
 	opt.Limiter = l
 	opt.AccessLog = accesslog.New(bufio.NewWriterSize(io.Discard, 64<<10), "json", "part", "gateway")

@@ -47,7 +47,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	ctx.SetStatusCode(g.limiter.RejectStatus())
 	ctx.SetContentType(contentTypeXML)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(d.RetryAfter)))
-	ctx.SetBody(ratelimit.ThrottleXML(d.RetryAfter))
+	ctx.SetBody(throttleXML(d.RetryAfter))
 	g.translateResponse(x)
 	return false
 }
@@ -69,6 +69,6 @@ func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeXML)
-	ctx.SetBody(ratelimit.ThrottleStatusXML(wait))
+	ctx.SetBody(throttleStatusXML(wait))
 	g.translateResponse(x)
 }

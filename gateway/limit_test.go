@@ -23,7 +23,6 @@ func TestRateLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = l.Close() })
 			opt := cachedOptions(c)
 			opt.Limiter = l
 			gw := startGateway(t, opt)

@@ -1,8 +1,10 @@
 package ratelimit
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,7 +45,11 @@ func ruleCredits(interval time.Duration) int {
 	return n
 }
 
+// creditStore is a store that admits on the credits granted to this replica, and asks next otherwise, for as
+// many credits as the rules allow.
 type creditStore struct {
+	next   store
+	spent  atomic.Int64 // requests admitted on a credit
 	seed   maphash.Seed
 	shards [rejectShards]creditShard
 }
@@ -62,12 +68,39 @@ type grant struct {
 	states []policyState // remaining excludes the credits
 }
 
-func newCreditStore() *creditStore {
-	c := &creditStore{seed: maphash.MakeSeed()}
+func newCreditStore(next store) *creditStore {
+	c := &creditStore{next: next, seed: maphash.MakeSeed()}
 	for i := range c.shards {
 		c.shards[i].m = make(map[string]*grant)
 	}
 	return c
+}
+
+func (c *creditStore) decide(ctx context.Context, q *query) (verdict, error) {
+	k, now := q.cacheKey(), q.now()
+	if !q.commit {
+		if c.available(k, now) {
+			return verdict{ok: true}, nil
+		}
+		return c.next.decide(ctx, q)
+	}
+	if c.take(k, now, q.stateBuf()) {
+		creditHits.Inc()
+		c.spent.Add(1)
+		return verdict{ok: true, known: true}, nil
+	}
+	q.credits = creditMax
+	for _, r := range q.rules {
+		q.credits = min(q.credits, r.credits)
+	}
+	v, err := c.next.decide(ctx, q)
+	if err == nil && v.credits > 0 {
+		c.put(k, v.credits, now, q.states)
+		for i := range q.states {
+			q.states[i].remaining += int64(v.credits) // the client may still send them
+		}
+	}
+	return v, err
 }
 
 func (c *creditStore) shard(k string) *creditShard {

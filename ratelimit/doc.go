@@ -57,7 +57,8 @@
 //
 // Decision.Policy and Decision.RateLimit are the values of the RateLimit-Policy and RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-10, one list item per matching policy (see headers.go for r and t);
-// RetryAfterSeconds gives Retry-After; ThrottleXML and ThrottleStatusXML are the bodies of docs/api.md (Rate limits).
+// RetryAfterSeconds gives Retry-After. The bodies of docs/api.md (Rate limits: the throttle error and
+// rate_throttle_status) are the gateway's, which writes the HTTP answers.
 //
 // # Metrics
 //

@@ -15,7 +15,6 @@ func ExampleLimiter_Admit() {
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
 	r := ratelimit.Request{APIKey: "acme-7f3a", User: "alice", IP: "192.0.2.1"}
 	for range 3 {
 		d := l.Admit(context.Background(), r)

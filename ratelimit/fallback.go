@@ -1,7 +1,10 @@
 package ratelimit
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,31 +35,85 @@ func RedisOptions(url string) (*redis.Options, error) {
 	return o, nil
 }
 
-// useRedis reports whether to call Redis: always while it is up; while it is down, for one caller per back-off.
-func (l *Limiter) useRedis() bool {
-	if !l.down.Load() {
+// fallbackStore decides by OnRedisError whenever the shared store (the chain around Redis) cannot: while Redis is
+// down, and when a call fails. It never fails itself.
+type fallbackStore struct {
+	shared  store
+	health  *redisHealth
+	mode    string        // Options.OnRedisError
+	local   *localStore   // OnErrorLocal: this replica's share of each policy
+	backoff time.Duration // OnErrorDeny: the Retry-After of a rejection
+}
+
+func newFallback(shared store, health *redisHealth, opt Options) *fallbackStore {
+	f := &fallbackStore{shared: shared, health: health, mode: opt.OnRedisError, backoff: opt.RedisBackoff}
+	if f.mode == OnErrorLocal {
+		f.local = newLocalStore(true)
+	}
+	return f
+}
+
+func (f *fallbackStore) decide(ctx context.Context, q *query) (verdict, error) {
+	if f.health.usable() {
+		if v, err := f.shared.decide(ctx, q); err == nil {
+			return v, nil
+		}
+	}
+	redisFallback.Inc()
+	var v verdict
+	switch f.mode {
+	case OnErrorAllow:
+		v = verdict{ok: true}
+	case OnErrorDeny:
+		v = verdict{retry: f.backoff}
+	default:
+		v = f.local.gcra(q)
+	}
+	v.fallback = true
+	return v, nil
+}
+
+// redisHealth tells whether to call Redis, circuit-breaker style: the first failure switches every caller to the
+// fallback for RedisBackoff, then one caller probes Redis again. The fallback asks it before the caches, which
+// must not answer while Redis is down; the Redis store tells it how each call went, so that only Redis itself,
+// never a cache, ends the switch.
+type redisHealth struct {
+	backoff time.Duration
+	mode    string // for the log
+	log     *slog.Logger
+	down    atomic.Bool  // Redis is failing: use the fallback
+	probeAt atomic.Int64 // unix nanoseconds after which one caller probes Redis again
+}
+
+func newRedisHealth(opt Options) *redisHealth {
+	return &redisHealth{backoff: opt.RedisBackoff, mode: opt.OnRedisError, log: opt.Logger}
+}
+
+// usable reports whether to call Redis: always while it is up; while it is down, for one caller per back-off.
+func (h *redisHealth) usable() bool {
+	if !h.down.Load() {
 		return true
 	}
-	at := l.probeAt.Load()
+	at := h.probeAt.Load()
 	now := time.Now().UnixNano()
-	return now >= at && l.probeAt.CompareAndSwap(at, now+int64(l.backoff))
+	return now >= at && h.probeAt.CompareAndSwap(at, now+int64(h.backoff))
 }
 
-func (l *Limiter) markDown(err error) {
+func (h *redisHealth) failed(err error) {
 	redisErrors.Inc()
-	l.probeAt.Store(time.Now().UnixNano() + int64(l.backoff))
-	if l.down.CompareAndSwap(false, true) {
+	h.probeAt.Store(time.Now().UnixNano() + int64(h.backoff))
+	if h.down.CompareAndSwap(false, true) {
 		redisUp().Set(0)
 		switchToFallback.Inc()
-		l.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", l.onError,
-			"retry_in", l.backoff, "err", err)
+		h.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", h.mode,
+			"retry_in", h.backoff, "err", err)
 	}
 }
 
-func (l *Limiter) markUp() {
-	if l.down.Load() && l.down.CompareAndSwap(true, false) {
+func (h *redisHealth) answered() {
+	if h.down.Load() && h.down.CompareAndSwap(true, false) {
 		redisUp().Set(1)
 		switchToRedis.Inc()
-		l.log.Info("ratelimit: Redis is back, shared limits restored")
+		h.log.Info("ratelimit: Redis is back, shared limits restored")
 	}
 }

@@ -76,26 +76,35 @@ func FuzzDecide(f *testing.F) {
 	f.Add(int64(100), int64(10), int64(3), int64(0), int64(0), int64(50))
 	f.Add(int64(5), int64(1), int64(1), int64(4), int64(1000), int64(1))
 	f.Fuzz(func(t *testing.T, now, interval, burst, maxDelay, tat, interval2 int64) {
-		if now < 0 || now > 1<<50 || interval < 1 || interval > 1<<30 || burst < 1 || burst > 1<<10 ||
-			maxDelay < 0 || maxDelay > 1<<30 || tat < 0 || tat > 1<<52 || interval2 < 1 || interval2 > 1<<30 {
-			return
+		for _, v := range [][3]int64{{now, 0, 1 << 50}, {interval, 1, 1 << 30}, {burst, 1, 1 << 10},
+			{maxDelay, 0, 1 << 30}, {tat, 0, 1 << 52}, {interval2, 1, 1 << 30}} {
+			if v[0] < v[1] || v[0] > v[2] {
+				return // beyond the numbers a policy can have
+			}
 		}
 		ps := []params{{interval, interval * burst, maxDelay}, {interval2, interval2, 0}}
 		tats := []int64{tat, 0}
 		states := make([]policyState, 2)
 		ok, delay, retry := decide(now, ps, tats, states)
-		switch {
-		case ok && (delay < 0 || delay > maxDelay || retry != 0):
-			t.Fatalf("admitted with delay %d (max %d), retry %d", delay, maxDelay, retry)
-		case !ok && (retry <= 0 || delay != 0 || tats[0] != tat):
-			t.Fatalf("rejected with retry %d, delay %d, tat %d -> %d", retry, delay, tat, tats[0])
-		case ok && tats[0] <= max(tat, now):
-			t.Fatalf("admitted without consuming: tat %d -> %d", tat, tats[0])
-		}
+		checkDecision(t, ok, delay, retry, maxDelay, max(tat, now), tat, tats[0])
 		for i, s := range states {
 			if s.remaining < 0 || s.reset < 0 || (i == 0 && s.remaining > burst) {
 				t.Fatalf("state %d = %+v", i, s)
 			}
 		}
 	})
+}
+
+// checkDecision checks one decision of FuzzDecide for the first policy: admitted within its max delay, with its
+// TAT moved past base (the later of the old TAT and now), or rejected with a retry and the TAT unchanged.
+func checkDecision(t *testing.T, ok bool, delay, retry, maxDelay, base, oldTAT, newTAT int64) {
+	t.Helper()
+	switch {
+	case ok && (delay < 0 || delay > maxDelay || retry != 0):
+		t.Fatalf("admitted with delay %d (max %d), retry %d", delay, maxDelay, retry)
+	case !ok && (retry <= 0 || delay != 0 || newTAT != oldTAT):
+		t.Fatalf("rejected with retry %d, delay %d, tat %d -> %d", retry, delay, oldTAT, newTAT)
+	case ok && newTAT <= base:
+		t.Fatalf("admitted without consuming: tat %d -> %d", oldTAT, newTAT)
+	}
 }

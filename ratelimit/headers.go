@@ -101,25 +101,3 @@ func ceilSeconds(d time.Duration) int64 {
 	}
 	return s
 }
-
-// ThrottleXML is the body of a rate-limit rejection, exactly as the mirrored service sends it (docs/api.md, Rate limits), with
-// try_again_after in whole seconds, rounded up, at least 1.
-func ThrottleXML(retryAfter time.Duration) []byte {
-	const head = "<error>\n  <code>Request_Throttled</code>\n  <message>Concurrent rate limit exceeded. Try again after " +
-		"the following amount of time has elapsed (in seconds):</message>\n  <try_again_after>"
-	b := make([]byte, 0, len(head)+40)
-	b = append(b, head...)
-	b = strconv.AppendInt(b, int64(RetryAfterSeconds(retryAfter)), 10)
-	return append(b, "</try_again_after>\n</error>\n"...)
-}
-
-// ThrottleStatusXML is the body of GET {base_url}/rate_throttle_status (docs/api.md, Throttle status) for a Status result:
-// api_available yes when retryAfter is 0, else no with try_again_after in whole seconds, rounded up.
-func ThrottleStatusXML(retryAfter time.Duration) []byte {
-	if retryAfter <= 0 {
-		return []byte("<rate_throttle_status>\n<api_available>yes</api_available>\n</rate_throttle_status>\n")
-	}
-	b := []byte("<rate_throttle_status>\n<api_available>no</api_available>\n<try_again_after>")
-	b = strconv.AppendInt(b, int64(RetryAfterSeconds(retryAfter)), 10)
-	return append(b, "</try_again_after>\n</rate_throttle_status>\n"...)
-}

@@ -54,7 +54,6 @@ func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
-	tb.Cleanup(func() { _ = l.Close() })
 	return l
 }
 
@@ -83,7 +82,28 @@ func admitN(l *Limiter, r Request, n int) (allowed int, last Decision) {
 
 // heldCount is the number of requests held under key now.
 func (l *Limiter) heldCount(key string) int {
-	l.heldMu.Lock()
-	defer l.heldMu.Unlock()
-	return l.held[key]
+	l.held.mu.Lock()
+	defer l.held.mu.Unlock()
+	return l.held.n[key]
+}
+
+// creditsSpent is the number of requests l admitted on a credit.
+func creditsSpent(l *Limiter) int64 {
+	if f, ok := l.store.(*fallbackStore); ok {
+		if c, ok := f.shared.(*creditStore); ok {
+			return c.spent.Load()
+		}
+	}
+	return 0
+}
+
+// eachBackend runs test against every backend, in parallel subtests.
+func eachBackend(t *testing.T, test func(t *testing.T, backend string)) {
+	t.Parallel()
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			test(t, backend)
+		})
+	}
 }

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,7 +17,9 @@ type Options struct {
 	Policies  []Policy
 	Overrides []Override
 
-	// Redis is the shared store; nil runs the in-process limiter (one replica).
+	// Redis is the shared store; nil runs the in-process limiter (one replica). The client stays the caller's,
+	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
+	// no Close and lives as long as it is referenced.
 	Redis *redis.Client
 	// OnRedisError is what happens while Redis fails: "local" (default) limits each replica on its own at
 	// 1/LocalReplicas of each policy's rate, "allow" admits everything, "deny" rejects everything.
@@ -92,37 +91,16 @@ type ruleState struct {
 	state policyState
 }
 
-// verdict is a backend's answer.
-type verdict struct {
-	ok           bool
-	delay, retry time.Duration
-	slot         int64
-	credits      int // slots Redis granted this replica beyond the request (credits.go)
-}
-
 // Limiter admits, holds or rejects requests. It is safe for concurrent use.
 type Limiter struct {
 	rules     []*rule
 	overrides map[string][]*rule // api_key -> rules with that key's overrides applied
 	policyAll string             // RateLimit-Policy when every rule matches
 
-	local    *localStore
-	redis    *redisStore
-	onError  string
-	timeout  time.Duration
-	backoff  time.Duration
-	maxHeld  int
-	status   int
-	log      *slog.Logger
-	down     atomic.Bool  // Redis is failing: use the fallback
-	probeAt  atomic.Int64 // unix nanoseconds after which one caller probes Redis again
-	heldMu   sync.Mutex
-	held     map[string]int // requests held per key
-	shaping  bool           // some rule has MaxDelay > 0
-	sleeping atomic.Int64   // requests of this limiter sleeping for their slot
-	rejects  *rejectCache   // Redis rejections still in force; nil without Redis or with NoRejectCache
-	credits  *creditStore   // slots granted to this replica; nil without Redis or with NoCredits
-	onCredit atomic.Int64   // requests this limiter admitted on a credit
+	store   store  // never fails (store.go)
+	status  int    // RejectStatus
+	shaping bool   // some rule has MaxDelay > 0
+	held    *holds // requests held for their slot
 }
 
 // Fallback modes.
@@ -134,51 +112,12 @@ const (
 
 // New validates opt and returns a Limiter. Errors name the policy or override at fault.
 func New(opt Options) (*Limiter, error) {
-	l := &Limiter{onError: opt.OnRedisError, timeout: opt.RedisTimeout, backoff: opt.RedisBackoff,
-		maxHeld: opt.MaxHeld, status: opt.RejectStatus, log: opt.Logger, local: newLocalStore(),
-		held: make(map[string]int)}
-	if l.onError == "" {
-		l.onError = OnErrorLocal
+	if err := opt.setDefaults(); err != nil {
+		return nil, err
 	}
-	switch l.onError {
-	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
-	default:
-		return nil, fmt.Errorf("on_redis_error %q: want local, allow or deny", l.onError)
-	}
-	if l.timeout == 0 {
-		l.timeout = 50 * time.Millisecond
-	}
-	if l.backoff == 0 {
-		l.backoff = time.Second
-	}
-	if l.timeout < 0 || l.backoff < 0 {
-		return nil, errors.New("redis timeout and back-off must not be negative")
-	}
-	if l.maxHeld == 0 {
-		l.maxHeld = 256
-	}
-	if l.maxHeld < 0 {
-		return nil, fmt.Errorf("max held %d: must not be negative", l.maxHeld)
-	}
-	switch l.status {
-	case 0:
-		l.status = http.StatusTooManyRequests
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-	default:
-		return nil, fmt.Errorf("reject_status %d: want 429 or 503", l.status)
-	}
-	if l.log == nil {
-		l.log = slog.Default()
-	}
-	replicas := opt.LocalReplicas
-	if replicas == 0 {
-		replicas = 1
-	}
-	if replicas < 0 {
-		return nil, fmt.Errorf("local replicas %d: must be at least 1", replicas)
-	}
+	l := &Limiter{status: opt.RejectStatus, held: newHolds(opt.MaxHeld)}
 	var err error
-	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, replicas); err != nil {
+	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, opt.LocalReplicas); err != nil {
 		return nil, err
 	}
 	items := make([]string, len(l.rules))
@@ -187,42 +126,95 @@ func New(opt Options) (*Limiter, error) {
 		l.shaping = l.shaping || r.maxDelay > 0
 	}
 	l.policyAll = strings.Join(items, ", ")
-	if opt.Redis != nil {
-		l.redis = &redisStore{rdb: opt.Redis}
-		if !opt.NoRejectCache {
-			l.rejects = newRejectCache()
-		}
-		if !opt.NoCredits {
-			l.credits = newCreditStore()
-		}
-		if !opt.NoAutoPipeline {
-			ap, err := opt.Redis.AsyncAutoPipeline()
-			if err != nil {
-				return nil, fmt.Errorf("redis autopipeline: %w", err)
-			}
-			l.redis.ap = ap
-		}
-		if !opt.Redis.Options().ContextTimeoutEnabled {
-			l.log.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
-				"for its ReadTimeout instead of RedisTimeout", "redis_timeout", l.timeout)
-		}
-		redisUp().Set(1)
+	if l.store, err = newStore(opt, l.shaping); err != nil {
+		return nil, err
 	}
 	return l, nil
+}
+
+// newStore builds the store of a Limiter: the in-process store at each policy's full rate without Redis; with
+// Redis, the Redis store behind the reject cache and the credits (unless turned off), inside the fallback.
+func newStore(opt Options, shaping bool) (store, error) {
+	if opt.Redis == nil {
+		return newLocalStore(false), nil
+	}
+	health := newRedisHealth(opt)
+	rs, err := newRedisStore(opt, health)
+	if err != nil {
+		return nil, err
+	}
+	var shared store = rs
+	if !opt.NoRejectCache {
+		shared = newRejectCache(shared, shaping)
+	}
+	if !opt.NoCredits {
+		shared = newCreditStore(shared)
+	}
+	redisUp().Set(1)
+	return newFallback(shared, health, opt), nil
+}
+
+// setDefaults fills in the defaults stated on the fields and rejects values out of range.
+func (o *Options) setDefaults() error {
+	if err := o.setRedisDefaults(); err != nil {
+		return err
+	}
+	if o.MaxHeld == 0 {
+		o.MaxHeld = 256
+	}
+	if o.MaxHeld < 0 {
+		return fmt.Errorf("max held %d: must not be negative", o.MaxHeld)
+	}
+	switch o.RejectStatus {
+	case 0:
+		o.RejectStatus = http.StatusTooManyRequests
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	default:
+		return fmt.Errorf("reject_status %d: want 429 or 503", o.RejectStatus)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.LocalReplicas == 0 {
+		o.LocalReplicas = 1
+	}
+	if o.LocalReplicas < 0 {
+		return fmt.Errorf("local replicas %d: must be at least 1", o.LocalReplicas)
+	}
+	return nil
+}
+
+// setRedisDefaults is the part of setDefaults about the Redis calls and their failures.
+func (o *Options) setRedisDefaults() error {
+	switch o.OnRedisError {
+	case "":
+		o.OnRedisError = OnErrorLocal
+	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
+	default:
+		return fmt.Errorf("on_redis_error %q: want local, allow or deny", o.OnRedisError)
+	}
+	if o.RedisTimeout == 0 {
+		o.RedisTimeout = 50 * time.Millisecond
+	}
+	if o.RedisBackoff == 0 {
+		o.RedisBackoff = time.Second
+	}
+	if o.RedisTimeout < 0 || o.RedisBackoff < 0 {
+		return errors.New("redis timeout and back-off must not be negative")
+	}
+	return nil
 }
 
 // RejectStatus is the HTTP status to send with a rejection (429 or 503).
 func (l *Limiter) RejectStatus() int { return l.status }
 
-// Close releases nothing today: the Redis client belongs to the caller. It exists so callers can defer it.
-func (l *Limiter) Close() error { return nil }
-
-// match returns the rules that apply to r and their keys, appended to the given buffers.
-func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string) {
-	rules := l.rules
+// match returns the rules that apply to r and their keys, appended to the given buffers, and whether they are
+// r.APIKey's overrides.
+func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string, bool) {
+	rules, overridden := l.rules, false
 	if len(l.overrides) > 0 && r.APIKey != "" {
 		if o, ok := l.overrides[r.APIKey]; ok {
-			rules = o
+			rules, overridden = o, true
 		}
 	}
 	for _, ru := range rules {
@@ -231,7 +223,7 @@ func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string
 			keys = append(keys, k)
 		}
 	}
-	return rs, keys
+	return rs, keys, overridden
 }
 
 // Admit decides on one request. A request over the rate whose shaped slot lies within MaxDelay is held (Admit
@@ -240,30 +232,23 @@ func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string
 func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	var rbuf [8]*rule
 	var kbuf [8]string
-	rules, keys := l.match(r, rbuf[:0], kbuf[:0])
-	if len(rules) == 0 {
+	var sbuf [8]policyState
+	q := query{commit: true}
+	q.rules, q.keys, q.overridden = l.match(r, rbuf[:0], kbuf[:0])
+	if len(q.rules) == 0 {
 		return Decision{Allowed: true}
 	}
-	shape := false
-	if l.shaping {
-		shape = l.acquire(rules, keys)
+	q.states = stateSlots(sbuf[:], len(q.rules))
+	q.shape = l.shaping && l.held.acquire(q.rules, q.keys)
+	v := l.decide(ctx, &q, r.APIKey)
+	if q.shape && (!v.ok || v.delay <= 0) {
+		l.held.release(q.rules, q.keys)
+		q.shape = false
 	}
-	var sbuf [8]policyState
-	var states []policyState
-	if len(rules) <= len(sbuf) {
-		states = sbuf[:len(rules)]
-	} else {
-		states = make([]policyState, len(rules))
-	}
-	v, fallback, known := l.decide(ctx, r.APIKey, rules, keys, true, shape, states)
-	if shape && (!v.ok || v.delay <= 0) {
-		l.release(rules, keys)
-		shape = false
-	}
-	d := Decision{Allowed: v.ok, Limited: true, RetryAfter: v.retry, Fallback: fallback, slot: v.slot}
-	d.Policy = l.policyHeader(rules)
-	if known {
-		d.counts.set(rules, states)
+	d := Decision{Allowed: v.ok, Limited: true, RetryAfter: v.retry, Fallback: v.fallback, slot: v.slot}
+	d.Policy = l.policyHeader(q.rules)
+	if v.known {
+		d.counts.set(q.rules, q.states)
 	}
 	switch {
 	case !v.ok:
@@ -271,23 +256,15 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	case v.delay > 0:
 		decisionsDelay.Inc()
 		d.Delay = v.delay
-		heldNow.Inc()
-		l.sleeping.Add(1)
-		t := time.NewTimer(v.delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !l.held.wait(ctx, v.delay) {
 			d.Allowed = false
 			d.RetryAfter = v.delay
 		}
-		l.sleeping.Add(-1)
-		heldNow.Dec()
 	default:
 		decisionsAdmit.Inc()
 	}
-	if shape {
-		l.release(rules, keys)
+	if q.shape {
+		l.held.release(q.rules, q.keys)
 	}
 	return d
 }
@@ -297,110 +274,31 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 func (l *Limiter) Status(ctx context.Context, r Request) (retryAfter time.Duration) {
 	var rbuf [8]*rule
 	var kbuf [8]string
-	rules, keys := l.match(r, rbuf[:0], kbuf[:0])
-	if len(rules) == 0 {
+	var q query
+	q.rules, q.keys, q.overridden = l.match(r, rbuf[:0], kbuf[:0])
+	if len(q.rules) == 0 {
 		return 0
 	}
-	v, _, _ := l.decide(ctx, r.APIKey, rules, keys, false, true, nil)
-	if v.ok {
-		return 0
+	q.shape = true
+	if v := l.decide(ctx, &q, r.APIKey); !v.ok {
+		return v.retry
 	}
-	return v.retry
+	return 0
 }
 
-// decide asks Redis, or the fallback while Redis fails. known reports whether states were filled. apiKey tells
-// the reject cache apart requests whose keys are equal but whose numbers differ by an override.
-func (l *Limiter) decide(ctx context.Context, apiKey string, rules []*rule, keys []string, commit, shape bool, states []policyState) (v verdict, fallback, known bool) {
-	var pbuf [8]params
-	ps := pbuf[:0]
-	if l.redis == nil {
-		for _, r := range rules {
-			ps = append(ps, r.local.shaped(shape))
-		}
-		return l.local.decide(keys, ps, commit, states), false, true
+// decide asks the store, which never fails: the Redis store's errors end in the fallback around it. q lives on
+// the caller's stack, which a query passed through the store interface cannot: the in-process store, when it is
+// the Limiter's store, is called directly, and the chain around Redis gets a pooled copy of q.
+func (l *Limiter) decide(ctx context.Context, q *query, apiKey string) verdict {
+	if s, ok := l.store.(*localStore); ok {
+		return s.gcra(q)
 	}
-	if l.useRedis() {
-		start := time.Now()
-		var ck string
-		if l.rejects != nil || l.credits != nil {
-			ck = setKey(keys)
-			if _, ok := l.overrides[apiKey]; ok {
-				ck = apiKey + "\x01" + ck
-			}
-			var sbuf [8]policyState
-			st := states
-			if st == nil {
-				if len(keys) <= len(sbuf) {
-					st = sbuf[:len(keys)]
-				} else {
-					st = make([]policyState, len(keys))
-				}
-			}
-			if l.credits != nil {
-				if commit && l.credits.take(ck, start, st) {
-					creditHits.Inc()
-					l.onCredit.Add(1)
-					return verdict{ok: true}, false, true
-				}
-				if !commit && l.credits.available(ck, start) {
-					return verdict{ok: true}, false, false
-				}
-			}
-			if l.rejects != nil {
-				if retry, ok := l.rejects.get(ck, start, st); ok {
-					rejectCacheHits.Inc()
-					return verdict{retry: retry}, false, true
-				}
-			}
-		}
-		maxCredits := boxedCredits[0]
-		if l.credits != nil && commit {
-			c := creditMax
-			for _, r := range rules {
-				c = min(c, r.credits)
-			}
-			maxCredits = boxedCredits[c]
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-		// A copy for the Redis client (which may keep it past this call: the autopipeliner), so that the
-		// caller's keys, and the in-process path, stay on the stack.
-		v, err := l.redis.decide(cctx, slices.Clone(keys), rules, commit, shape, maxCredits, states)
-		cancel()
-		if err == nil {
-			redisSeconds.UpdateDuration(start)
-			l.markUp()
-			// Only rejections computed with this request's own max delays are remembered: one computed without
-			// shaping (MaxHeld reached) would reject requests that could be held.
-			if !v.ok && l.rejects != nil && (shape || !l.shaping) {
-				l.rejects.put(ck, start, v.retry, states)
-			}
-			if v.credits > 0 && l.credits != nil {
-				l.credits.put(ck, v.credits, start, states)
-				for i := range states {
-					states[i].remaining += int64(v.credits) // the client may still send them
-				}
-			}
-			return v, false, true
-		}
-		l.markDown(err)
+	p := q.pooled(apiKey)
+	v, err := l.store.decide(ctx, &p.query)
+	if err != nil {
+		panic(fmt.Sprintf("ratelimit: a store outside the fallback failed: %v", err))
 	}
-	redisFallback.Inc()
-	switch l.onError {
-	case OnErrorAllow:
-		return verdict{ok: true}, true, false
-	case OnErrorDeny:
-		return verdict{retry: l.backoff}, true, false
-	}
-	for _, r := range rules {
-		ps = append(ps, r.fallback.shaped(shape))
-	}
-	return l.local.decide(keys, ps, commit, states), true, true
-}
-
-// shaped returns p without its max delay when shaping is off for this request.
-func (p params) shaped(on bool) params {
-	if !on {
-		p.maxDelay = 0
-	}
-	return p
+	copy(q.states, p.states)
+	p.release()
+	return v
 }

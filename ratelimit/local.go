@@ -1,12 +1,13 @@
 package ratelimit
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
 )
 
-// local.go is the in-process limiter: the same GCRA (decide) over a sharded map of TATs on the monotonic clock.
+// local.go is the in-process store: the same GCRA (decide) over a sharded map of TATs on the monotonic clock.
 // It is the embedded default (no Redis) and the per-replica fallback while Redis is unavailable.
 
 const (
@@ -17,6 +18,7 @@ const (
 type localStore struct {
 	epoch  time.Time // monotonic origin of the nanosecond clock
 	seed   maphash.Seed
+	share  bool // decide with each rule's per-replica share of the rate (the fallback), not the full rate
 	shards [localShards]shard
 }
 
@@ -26,8 +28,9 @@ type shard struct {
 	lastSweep int64
 }
 
-func newLocalStore() *localStore {
-	s := &localStore{epoch: time.Now(), seed: maphash.MakeSeed()}
+// newLocalStore returns an empty store; share selects the rules' per-replica share (Options.LocalReplicas).
+func newLocalStore(share bool) *localStore {
+	s := &localStore{epoch: time.Now(), seed: maphash.MakeSeed(), share: share}
 	for i := range s.shards {
 		s.shards[i].tats = make(map[string]int64)
 	}
@@ -36,13 +39,25 @@ func newLocalStore() *localStore {
 
 func (s *localStore) now() int64 { return int64(time.Since(s.epoch)) }
 
-// decide runs GCRA for keys (one per policy, params alike) atomically and commits the new TATs when admitted and
-// commit is set. states receives the per-policy state; the returned slot is the forward time on s's clock.
-func (s *localStore) decide(keys []string, ps []params, commit bool, states []policyState) verdict {
+// decide never fails.
+func (s *localStore) decide(_ context.Context, q *query) (verdict, error) {
+	return s.gcra(q), nil
+}
+
+// gcra runs GCRA for q's keys with each rule's params in this store's share, atomically, and commits the new
+// TATs when admitted and q.commit is set. The returned slot is the forward time on s's clock.
+func (s *localStore) gcra(q *query) verdict {
+	var pbuf [8]params
 	var kbuf, ibuf [8]int
+	ps := pbuf[:0]
 	of := kbuf[:0] // shard of each key
 	shards := ibuf[:0]
-	for _, k := range keys {
+	for j, k := range q.keys {
+		p := q.rules[j].local
+		if s.share {
+			p = q.rules[j].fallback
+		}
+		ps = append(ps, p.shaped(q.shape))
 		i := int(maphash.String(s.seed, k) % localShards)
 		of = append(of, i)
 		shards = appendUnique(shards, i)
@@ -54,12 +69,12 @@ func (s *localStore) decide(keys []string, ps []params, commit bool, states []po
 	now := s.now()
 	var tbuf [8]int64
 	tats := tbuf[:0]
-	for j, k := range keys {
+	for j, k := range q.keys {
 		tats = append(tats, s.shards[of[j]].tats[k])
 	}
-	ok, delay, retry := decide(now, ps, tats, states)
-	if ok && commit {
-		for j, k := range keys {
+	ok, delay, retry := decide(now, ps, tats, q.states)
+	if ok && q.commit {
+		for j, k := range q.keys {
 			s.shards[of[j]].tats[k] = tats[j]
 		}
 	}
@@ -67,7 +82,15 @@ func (s *localStore) decide(keys []string, ps []params, commit bool, states []po
 		s.shards[i].sweep(now)
 		s.shards[i].mu.Unlock()
 	}
-	return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay}
+	return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay, known: true}
+}
+
+// shaped returns p without its max delay when shaping is off for this request.
+func (p params) shaped(on bool) params {
+	if !on {
+		p.maxDelay = 0
+	}
+	return p
 }
 
 // sweep drops keys whose TAT has passed (they behave exactly like absent keys); called with mu held.

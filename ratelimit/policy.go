@@ -110,23 +110,33 @@ func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, ma
 		byName[p.Name] = len(rules)
 		rules = append(rules, r)
 	}
+	byKey, err := compileOverrides(rules, byName, overrides, replicas)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rules, byKey, nil
+}
+
+// compileOverrides returns, per api_key with overrides, the rules with that key's overrides in place; byName
+// gives the index of each policy in rules.
+func compileOverrides(rules []*rule, byName map[string]int, overrides []Override, replicas int) (map[string][]*rule, error) {
 	byKey := make(map[string][]*rule)
 	seen := make(map[[2]string]bool)
 	for _, o := range overrides {
 		i, ok := byName[o.Policy]
 		if !ok {
-			return nil, nil, fmt.Errorf("override for api_key %q: unknown policy %q", o.APIKey, o.Policy)
+			return nil, fmt.Errorf("override for api_key %q: unknown policy %q", o.APIKey, o.Policy)
 		}
 		if o.APIKey == "" {
-			return nil, nil, fmt.Errorf("override of policy %q: api_key is empty", o.Policy)
+			return nil, fmt.Errorf("override of policy %q: api_key is empty", o.Policy)
 		}
 		if seen[[2]string{o.APIKey, o.Policy}] {
-			return nil, nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
+			return nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
 		}
 		seen[[2]string{o.APIKey, o.Policy}] = true
 		r, err := rules[i].withOverride(o, replicas)
 		if err != nil {
-			return nil, nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
+			return nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
 		}
 		rs, ok := byKey[o.APIKey]
 		if !ok {
@@ -135,7 +145,7 @@ func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, ma
 		rs[i] = r
 		byKey[o.APIKey] = rs
 	}
-	return rules, byKey, nil
+	return byKey, nil
 }
 
 // withOverride returns a copy of r with the numbers of o.

@@ -3,12 +3,13 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// redis.go is the shared limiter: one atomic Lua script per request, with time from Redis so that every replica
+// redis.go is the shared store: one atomic Lua script per request, with time from Redis so that every replica
 // shares one clock. The script mirrors decide in gcra.go.
 
 // gcraScript checks every matching policy and commits (sets every TAT) only if all admit.
@@ -77,10 +78,29 @@ end
 return out
 `
 
-// redisStore runs gcraScript on one Redis.
+// redisStore runs gcraScript on one Redis, and tells health how each call went.
 type redisStore struct {
-	rdb redis.Scripter       // direct calls, one pooled connection each
-	ap  *redis.AutoPipeliner // when not nil: the deferred autopipeliner face, used instead of rdb
+	rdb     redis.Scripter       // direct calls, one pooled connection each
+	ap      *redis.AutoPipeliner // when not nil: the deferred autopipeliner face, used instead of rdb
+	timeout time.Duration        // Options.RedisTimeout
+	health  *redisHealth
+}
+
+// newRedisStore returns the store of opt.Redis, through its autopipeliner unless NoAutoPipeline is set.
+func newRedisStore(opt Options, health *redisHealth) (*redisStore, error) {
+	s := &redisStore{rdb: opt.Redis, timeout: opt.RedisTimeout, health: health}
+	if !opt.NoAutoPipeline {
+		ap, err := opt.Redis.AsyncAutoPipeline()
+		if err != nil {
+			return nil, fmt.Errorf("redis autopipeline: %w", err)
+		}
+		s.ap = ap
+	}
+	if !opt.Redis.Options().ContextTimeoutEnabled {
+		opt.Logger.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
+			"for its ReadTimeout instead of RedisTimeout", "redis_timeout", opt.RedisTimeout)
+	}
+	return s, nil
 }
 
 var (
@@ -89,17 +109,36 @@ var (
 	argZero   = any(int64(0))
 )
 
-// decide runs the script for keys; shape=false passes max delay 0 (the held-request bound is reached).
-func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, commit, shape bool, maxCredits any, states []policyState) (verdict, error) {
+// decide runs the script for q within RedisTimeout. The end of ctx does not cut the call short: it would be
+// taken for a Redis failure and move every request to the fallback.
+func (s *redisStore) decide(ctx context.Context, q *query) (verdict, error) {
+	start := q.now()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	// A copy for the Redis client (which may keep it past this call: the autopipeliner), so that the query's
+	// keys can go back to the pool.
+	v, err := s.eval(cctx, slices.Clone(q.keys), q)
+	cancel()
+	if err != nil {
+		s.health.failed(err)
+		return verdict{}, err
+	}
+	redisSeconds.UpdateDuration(start)
+	s.health.answered()
+	return v, nil
+}
+
+// eval runs the script for keys (q's or a copy); q.shape=false passes max delay 0 (the held-request bound is
+// reached).
+func (s *redisStore) eval(ctx context.Context, keys []string, q *query) (verdict, error) {
 	var abuf [2 + 3*8]any
 	args := append(abuf[:0], argPeek, argZero)
-	if commit {
+	if q.commit {
 		args[0] = argCommit
-		args[1] = maxCredits
+		args[1] = boxedCredits[q.credits]
 	}
-	for _, r := range rules {
+	for _, r := range q.rules {
 		md := r.redis[2]
-		if !shape {
+		if !q.shape {
 			md = argZero
 		}
 		args = append(args, r.redis[0], r.redis[1], md)
@@ -107,9 +146,9 @@ func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, c
 	var vals []int64
 	var err error
 	if s.ap != nil {
-		vals, err = s.runPipelined(ctx, commit, keys, args)
+		vals, err = s.runPipelined(ctx, q.commit, keys, args)
 	} else {
-		vals, err = s.run(ctx, commit, keys, args)
+		vals, err = s.run(ctx, q.commit, keys, args)
 	}
 	if err != nil {
 		return verdict{}, fmt.Errorf("run rate-limit script: %w", err)
@@ -118,10 +157,10 @@ func (s *redisStore) decide(ctx context.Context, keys []string, rules []*rule, c
 		return verdict{}, fmt.Errorf("rate-limit script: %d values for %d keys", len(vals), len(keys))
 	}
 	v := verdict{ok: vals[0] == 1, delay: time.Duration(vals[1]) * time.Microsecond,
-		retry: time.Duration(vals[2]) * time.Microsecond, slot: vals[3] + vals[1], credits: int(vals[4])}
-	for i := range keys {
-		if states != nil {
-			states[i] = policyState{remaining: vals[5+2*i], reset: vals[6+2*i] * int64(time.Microsecond)}
+		retry: time.Duration(vals[2]) * time.Microsecond, slot: vals[3] + vals[1], credits: int(vals[4]), known: true}
+	if q.states != nil {
+		for i := range keys {
+			q.states[i] = policyState{remaining: vals[5+2*i], reset: vals[6+2*i] * int64(time.Microsecond)}
 		}
 	}
 	return v, nil

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -18,9 +19,12 @@ const (
 	rejectMaxEntries = 1 << 16 // per shard; beyond it rejections are simply not remembered
 )
 
+// rejectCache is a store that answers from the remembered rejections, and asks next otherwise.
 type rejectCache struct {
-	seed   maphash.Seed
-	shards [rejectShards]rejectShard
+	next    store
+	shaping bool // some rule has MaxDelay > 0
+	seed    maphash.Seed
+	shards  [rejectShards]rejectShard
 }
 
 type rejectShard struct {
@@ -36,12 +40,27 @@ type rejection struct {
 	states []policyState
 }
 
-func newRejectCache() *rejectCache {
-	c := &rejectCache{seed: maphash.MakeSeed()}
+func newRejectCache(next store, shaping bool) *rejectCache {
+	c := &rejectCache{next: next, shaping: shaping, seed: maphash.MakeSeed()}
 	for i := range c.shards {
 		c.shards[i].m = make(map[string]rejection)
 	}
 	return c
+}
+
+func (c *rejectCache) decide(ctx context.Context, q *query) (verdict, error) {
+	k, now := q.cacheKey(), q.now()
+	if retry, ok := c.get(k, now, q.stateBuf()); ok {
+		rejectCacheHits.Inc()
+		return verdict{retry: retry, known: true}, nil
+	}
+	v, err := c.next.decide(ctx, q)
+	// Only rejections computed with this request's own max delays are remembered: one computed without
+	// shaping (MaxHeld reached) would reject requests that could be held.
+	if err == nil && !v.ok && (q.shape || !c.shaping) {
+		c.put(k, now, v.retry, q.states)
+	}
+	return v, err
 }
 
 // setKey is the cache key of a request's key set.

@@ -87,36 +87,16 @@ func TestReplicasAccuracy(t *testing.T) {
 	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
 		{Name: "account", Key: KeyAPIKey, Limit: limit, Period: period, Burst: burst},
 	}})
-	var allowed, offered, fallback atomic.Int64
-	start := time.Now()
-	var wg sync.WaitGroup
-	for _, l := range ls {
-		for range 2 { // two clients per replica, each far above the limit
-			wg.Go(func() {
-				for time.Since(start) < duration {
-					d := l.Admit(context.Background(), Request{APIKey: "acme"})
-					offered.Add(1)
-					if d.Allowed {
-						allowed.Add(1)
-					}
-					if d.Fallback {
-						fallback.Add(1)
-					}
-					time.Sleep(time.Millisecond)
-				}
-			})
-		}
-	}
-	wg.Wait()
+	n := drive(ls, Request{APIKey: "acme"}, duration, time.Millisecond) // each client far above the limit
 	want := float64(limit)*duration.Seconds()/period.Seconds() + burst
-	got := float64(allowed.Load())
-	t.Logf("3 replicas, %s: offered %d, admitted %.0f, expected %.0f (%+.2f%%)", duration, offered.Load(), got, want,
+	got := float64(n.allowed.Load())
+	t.Logf("3 replicas, %s: offered %d, admitted %.0f, expected %.0f (%+.2f%%)", duration, n.offered.Load(), got, want,
 		100*(got-want)/want)
-	if fallback.Load() > 0 {
-		t.Errorf("%d decisions without Redis", fallback.Load())
+	if n.fallback.Load() > 0 {
+		t.Errorf("%d decisions without Redis", n.fallback.Load())
 	}
-	if offered.Load() < int64(2*want) {
-		t.Fatalf("offered only %d requests; the test needs load well above the limit", offered.Load())
+	if n.offered.Load() < int64(2*want) {
+		t.Fatalf("offered only %d requests; the test needs load well above the limit", n.offered.Load())
 	}
 	if math.Abs(got-want) > 0.05*want {
 		t.Errorf("admitted %.0f, want %.0f +/- 5%%", got, want)
@@ -190,23 +170,8 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 	fallbacks0 := redisFallback.Get()
 
 	srv.Stop()
-	allowed := 0
-	for i := range 5 {
-		// A fresh key: "k" is in the reject cache, which would (rightly) reject it without asking Redis.
-		d := a.Admit(ctx, Request{APIKey: "k-down"})
-		if !d.Fallback {
-			t.Fatalf("request %d with Redis down not marked Fallback", i)
-		}
-		if d.Allowed {
-			allowed++
-		} else if d.RetryAfter <= 0 {
-			t.Errorf("request %d rejected without RetryAfter", i)
-		}
-		if !d.Limited || d.Policy == "" {
-			t.Errorf("request %d: Limited=%v Policy=%q, want the policy header", i, d.Limited, d.Policy)
-		}
-	}
-	if got, want := allowed, tt.wantAllowed; got != want {
+	// A fresh key: "k" is in the reject cache, which would (rightly) reject it without asking Redis.
+	if got, want := admitDown(t, a, Request{APIKey: "k-down"}, 5), tt.wantAllowed; got != want {
 		t.Errorf("admitted %d of 5 with Redis down, want %d", got, want)
 	}
 	if got := redisFallback.Get() - fallbacks0; got < 5 {
@@ -228,6 +193,27 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
 	}
+}
+
+// admitDown admits r n times while Redis is down and returns how many were allowed, checking that each decision
+// came from the fallback, with the policy header, and a Retry-After when rejected.
+func admitDown(t *testing.T, l *Limiter, r Request, n int) (allowed int) {
+	t.Helper()
+	for i := range n {
+		d := l.Admit(context.Background(), r)
+		if !d.Fallback {
+			t.Fatalf("request %d with Redis down not marked Fallback", i)
+		}
+		if d.Allowed {
+			allowed++
+		} else if d.RetryAfter <= 0 {
+			t.Errorf("request %d rejected without RetryAfter", i)
+		}
+		if !d.Limited || d.Policy == "" {
+			t.Errorf("request %d: Limited=%v Policy=%q, want the policy header", i, d.Limited, d.Policy)
+		}
+	}
+	return allowed
 }
 
 // waitShared admits throw-away requests until l decides through Redis again.
@@ -298,44 +284,48 @@ func TestRejectCache(t *testing.T) {
 	for _, noCache := range []bool{false, true} {
 		t.Run("NoRejectCache="+strconv.FormatBool(noCache), func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Start(t)
-			c := newClient(t, srv)
-			l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, NoRejectCache: noCache, Policies: []Policy{
-				{Name: "slow", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
-				{Name: "fast", Key: KeyIP, Limit: 1, Period: 300 * time.Millisecond},
-			}})
-			ctx := context.Background()
-			slow, fast := Request{APIKey: "k"}, Request{IP: "ip"}
-			if got := shared(l, slow, 2); got != 1 {
-				t.Fatalf("admitted %d, want 1", got)
-			}
-			// Forget the state in Redis: only a cached rejection still rejects.
-			if err := c.FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			d := l.Admit(ctx, slow)
-			if got, want := d.Allowed, noCache; got != want {
-				t.Errorf("after FLUSHALL: allowed %v, want %v", got, want)
-			}
-			if !d.Allowed && (d.RateLimit() != `"slow";r=0;t=3600` || RetryAfterSeconds(d.RetryAfter) != 3600) {
-				t.Errorf("cached rejection: RateLimit %q, Retry-After %d", d.RateLimit(), RetryAfterSeconds(d.RetryAfter))
-			}
-			if got := RetryAfterSeconds(l.Status(ctx, slow)); got != 3600 && !noCache {
-				t.Errorf("Status from the cache = %ds, want 3600", got)
-			}
-			// The cached rejection ends with its Retry-After.
-			if got := shared(l, fast, 1); got != 1 {
-				t.Fatalf("fast: admitted %d, want 1", got)
-			}
-			d = l.Admit(ctx, fast)
-			if d.Allowed {
-				t.Fatal("fast: second request allowed")
-			}
-			time.Sleep(d.RetryAfter)
-			if d := l.Admit(ctx, fast); !d.Allowed {
-				t.Errorf("fast: rejected after its Retry-After (%s)", d.RetryAfter)
-			}
+			testRejectCache(t, noCache)
 		})
+	}
+}
+
+func testRejectCache(t *testing.T, noCache bool) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, NoRejectCache: noCache, Policies: []Policy{
+		{Name: "slow", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
+		{Name: "fast", Key: KeyIP, Limit: 1, Period: 300 * time.Millisecond},
+	}})
+	ctx := context.Background()
+	slow, fast := Request{APIKey: "k"}, Request{IP: "ip"}
+	if got := shared(l, slow, 2); got != 1 {
+		t.Fatalf("admitted %d, want 1", got)
+	}
+	// Forget the state in Redis: only a cached rejection still rejects.
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := l.Admit(ctx, slow)
+	if got, want := d.Allowed, noCache; got != want {
+		t.Errorf("after FLUSHALL: allowed %v, want %v", got, want)
+	}
+	if !d.Allowed && (d.RateLimit() != `"slow";r=0;t=3600` || RetryAfterSeconds(d.RetryAfter) != 3600) {
+		t.Errorf("cached rejection: RateLimit %q, Retry-After %d", d.RateLimit(), RetryAfterSeconds(d.RetryAfter))
+	}
+	if got := RetryAfterSeconds(l.Status(ctx, slow)); got != 3600 && !noCache {
+		t.Errorf("Status from the cache = %ds, want 3600", got)
+	}
+	// The cached rejection ends with its Retry-After.
+	if got := shared(l, fast, 1); got != 1 {
+		t.Fatalf("fast: admitted %d, want 1", got)
+	}
+	d = l.Admit(ctx, fast)
+	if d.Allowed {
+		t.Fatal("fast: second request allowed")
+	}
+	time.Sleep(d.RetryAfter)
+	if d := l.Admit(ctx, fast); !d.Allowed {
+		t.Errorf("fast: rejected after its Retry-After (%s)", d.RetryAfter)
 	}
 }
 
@@ -373,7 +363,7 @@ func TestCredits(t *testing.T) {
 			if got := shared(l, Request{APIKey: "k"}, 170); got != 170 {
 				t.Fatalf("admitted %d of 170 (-1: fallback)", got)
 			}
-			hits := l.onCredit.Load()
+			hits := creditsSpent(l)
 			if noCredits && hits != 0 {
 				t.Errorf("%d requests admitted on credits with NoCredits", hits)
 			}
@@ -396,35 +386,55 @@ func TestCreditsNeverExceed(t *testing.T) {
 	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
 		{Name: "fast", Key: KeyAPIKey, Limit: limit, Period: period, Burst: burst},
 	}})
-	var allowed, fallback, onCredit atomic.Int64
+	n := drive(ls, Request{APIKey: "acme"}, time.Second, 0)
+	var onCredit int64
+	for _, l := range ls {
+		onCredit += creditsSpent(l)
+	}
+	most := burst + int64(n.elapsed/(period/limit)) + 1
+	t.Logf("admitted %d in %s (at most %d), %d on credits", n.allowed.Load(), n.elapsed, most, onCredit)
+	if n.fallback.Load() > 0 {
+		t.Fatalf("%d decisions without Redis", n.fallback.Load())
+	}
+	if n.allowed.Load() > most {
+		t.Errorf("admitted %d, more than the policy allows in %s (%d)", n.allowed.Load(), n.elapsed, most)
+	}
+}
+
+// load is what drive counted.
+type load struct {
+	offered, allowed, fallback atomic.Int64
+	elapsed                    time.Duration
+}
+
+// drive sends r to every replica from two clients each, back to back with pause between requests, for d.
+func drive(ls []*Limiter, r Request, d, pause time.Duration) *load {
+	n := &load{}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, l := range ls {
 		for range 2 {
-			wg.Go(func() {
-				for time.Since(start) < time.Second {
-					d := l.Admit(context.Background(), Request{APIKey: "acme"})
-					if d.Allowed {
-						allowed.Add(1)
-					}
-					if d.Fallback {
-						fallback.Add(1)
-					}
-				}
-			})
+			wg.Go(func() { n.send(l, r, start.Add(d), pause) })
 		}
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	for _, l := range ls {
-		onCredit.Add(l.onCredit.Load())
-	}
-	most := burst + int64(elapsed/(period/limit)) + 1
-	t.Logf("admitted %d in %s (at most %d), %d on credits", allowed.Load(), elapsed, most, onCredit.Load())
-	if fallback.Load() > 0 {
-		t.Fatalf("%d decisions without Redis", fallback.Load())
-	}
-	if allowed.Load() > most {
-		t.Errorf("admitted %d, more than the policy allows in %s (%d)", allowed.Load(), elapsed, most)
+	n.elapsed = time.Since(start)
+	return n
+}
+
+// send is one client of drive.
+func (n *load) send(l *Limiter, r Request, until time.Time, pause time.Duration) {
+	for time.Now().Before(until) {
+		d := l.Admit(context.Background(), r)
+		n.offered.Add(1)
+		if d.Allowed {
+			n.allowed.Add(1)
+		}
+		if d.Fallback {
+			n.fallback.Add(1)
+		}
+		if pause > 0 {
+			time.Sleep(pause)
+		}
 	}
 }

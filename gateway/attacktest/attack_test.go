@@ -228,7 +228,6 @@ func TestQuotaTheft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
 	opt := cached(c)
 	opt.Limiter = l
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 1000, 1000

@@ -35,7 +35,6 @@ func TestJSONInterface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
 	base := start(t, l)
 
 	get := func(path string, headers ...string) call {
@@ -187,7 +186,6 @@ func TestJSONThrottled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = l.Close() })
 			base := start(t, l)
 			c := call{method: "GET", path: "/api2/demo/re/1", user: "demo", pass: "demo", headers: []string{jsonAccept}}
 			for i, want := range []int{200, status} {

@@ -46,7 +46,6 @@ func TestRouteTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
 	base := start(t, l)
 
 	// create makes a record of r's kind to delete, and returns its id.
