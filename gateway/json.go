@@ -28,10 +28,11 @@ func (g *Gateway) respondError(x *exchange, status int, message string) {
 	ctx.SetBody(translate.ErrorJSON(message))
 }
 
-// translateRequest turns a JSON request body into XML in place. It returns false after answering 400.
+// translateRequest turns a JSON request body into XML in place. It returns false after answering 400, an
+// empty body included: it is malformed JSON like any other.
 func (g *Gateway) translateRequest(x *exchange) bool {
 	req := &x.ctx.Request
-	if !translate.IsJSON(req.Header.ContentType()) || len(req.Body()) == 0 {
+	if !translate.IsJSON(req.Header.ContentType()) {
 		return true
 	}
 	xml, err := translate.JSONToXML(req.Body())

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,5 +91,32 @@ func TestJSONNegotiation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmptyJSONBody checks that a write whose JSON body is empty is refused like any malformed JSON: 400, in
+// JSON, naming the problem, without reaching the core as an empty XML body.
+func TestEmptyJSONBody(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	for _, method := range []string{http.MethodPost, http.MethodPut} {
+		url := gw.URL + "/api2/demo/re"
+		if method == http.MethodPut {
+			url += "/1"
+		}
+		req, _ := http.NewRequest(method, url, strings.NewReader(""))
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "invalid JSON") ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s with an empty JSON body: %d %s %q", method, res.StatusCode, res.Header.Get("Content-Type"), b)
+		}
 	}
 }

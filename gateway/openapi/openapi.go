@@ -1,4 +1,4 @@
-// Package openapi is the OpenAPI 3.1 document of the interface of spec/api.md, both faces: the XML
+// Package openapi is the OpenAPI 3.1 document of the interface of docs/api.md, both faces: the XML
 // interface (/api/{api_key}/... is version 1, /api2/{api_key}/... version 2) and the gateway's JSON face (the
 // same paths with Accept: application/json and JSON request bodies, docs/json.md).
 //

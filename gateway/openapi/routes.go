@@ -16,7 +16,7 @@ type Kind struct {
 	MinVersion int    // custom objects exist from version 2 on
 }
 
-// Kinds are the record kinds, in the order of spec/api.md.
+// Kinds are the record kinds, in the order of docs/api.md.
 var Kinds = []Kind{
 	{"re", "requirement", "Requirement", 1},
 	{"ft", "feature", "Feature", 1},
