@@ -6,6 +6,7 @@
 #   hit      reqgate gateway at its defaults (access log at info, the credential verified, one in-process rate
 #            policy that never rejects), answering from its cache
 #   json     the same with Accept: application/json (the cached JSON form)
+#   br       the same with Accept-Encoding: br (the entry's brotli form, made once when it was stored)
 #   rl       a reqgate gateway whose rate policy lives in Redis (a private redis-server, its CPU counted)
 #   core     the core alone (for the miss overhead)
 # The servers alternate in rounds of wrk -t1 -c64 (PAIRS rounds, DUR each); each round prints its ratios and the
@@ -140,20 +141,22 @@ for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://
 done
 "${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
 echo "wrk -t1 -c64 -d$DUR${LOAD:+ (pinned: servers on CPU 0, load on CPU 1)}, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
-R_NGX=() R_CPU=() R_RL=() R_JSON=() HITS=()
+R_NGX=() R_CPU=() R_RL=() R_JSON=() R_BR=() HITS=()
 for round in $(seq "$PAIRS"); do
   echo "round $round:"
   run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US
   run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS
   run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US
   run json 64 "http://$GW$PATH_" "$GW_PID" -H "Accept: application/json"; JR=$RPS
+  run br 64 "http://$GW$PATH_" "$GW_PID" -H "Accept-Encoding: br"; BR=$RPS
   run rl 64 "http://$GWR$PATH_" "$GWR_PID $REDIS_PID"; RR=$RPS
   R_NGX+=("$(pct "$HR" "$NR")"); R_CPU+=("$(awk -v a="$HU" -v b="$CU" 'BEGIN { printf "%.2f", a / b }')")
-  R_RL+=("$(pct "$RR" "$HR")"); R_JSON+=("$(pct "$JR" "$HR")"); HITS+=("$HR")
-  echo "  hit / nginx ${R_NGX[-1]}%, hit CPU per request / ceiling's ${R_CPU[-1]}x, redis policy / hit ${R_RL[-1]}%, json / xml ${R_JSON[-1]}%, hit / ceiling $(pct "$HR" "$CR")%"
+  R_RL+=("$(pct "$RR" "$HR")"); R_JSON+=("$(pct "$JR" "$HR")"); R_BR+=("$(pct "$BR" "$HR")"); HITS+=("$HR")
+  echo "  hit / nginx ${R_NGX[-1]}%, hit CPU per request / ceiling's ${R_CPU[-1]}x, redis policy / hit ${R_RL[-1]}%, json / xml ${R_JSON[-1]}%, br / plain ${R_BR[-1]}%, hit / ceiling $(pct "$HR" "$CR")%"
 done
 echo "median of $PAIRS rounds: hit / nginx $(median "${R_NGX[@]}")% (target >= 100%), hit CPU per request / ceiling's $(median "${R_CPU[@]}")x (target <= 1.3x),"
-echo "  redis policy / hit $(median "${R_RL[@]}")% (target >= 85%), json / xml $(median "${R_JSON[@]}")% (target >= 97%)"
+echo "  redis policy / hit $(median "${R_RL[@]}")% (target >= 85%), json / xml $(median "${R_JSON[@]}")% (target >= 97%),"
+echo "  brotli hit / plain hit $(median "${R_BR[@]}")% (target >= 90%)"
 
 echo "one connection (latency; the miss is a fetch from the core, copied and stored):"
 run core 1 "http://$CORE$PATH_" "$CORE_PID"
