@@ -15,7 +15,7 @@ import (
 // reaches the core. The cache keeps the JSON form of a read as its own entry, so a cached JSON read costs no
 // translation; a JSON read whose XML form is cached is translated once and stored.
 
-// writeErr answers with status and an error body in the caller's representation.
+// respondError answers with status and an error body in the caller's representation.
 func (g *Gateway) respondError(x *exchange, status int, message string) {
 	if !x.json {
 		writeXMLError(x.ctx, status, message)
