@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 )
 
@@ -147,12 +148,9 @@ func requestLog(log *slog.Logger, next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		sw := &statusRecorder{ResponseWriter: w}
+		sw := &api.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		status := sw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := sw.Status()
 		log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("request_id", clipID(r.Header.Get("X-Request-Id"))),
 			slog.String("method", r.Method),
@@ -170,26 +168,3 @@ func clipID(id string) string {
 	}
 	return id
 }
-
-// statusRecorder remembers the status code a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusRecorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

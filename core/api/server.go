@@ -96,9 +96,9 @@ type call struct {
 // ServeHTTP routes a request and records its metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &StatusWriter{ResponseWriter: w}
 	route := s.serve(sw, r)
-	observe(r.Method, route, sw.status(), start)
+	observe(r.Method, route, sw.Status(), start)
 }
 
 // serve handles one request and returns its route class for metrics.
@@ -343,20 +343,21 @@ func parseID(s string) (int64, bool) {
 	return n, n > 0
 }
 
-// statusWriter remembers the status code written, for metrics.
-type statusWriter struct {
+// StatusWriter remembers the status code a handler wrote (for metrics here, and for the core's request log in
+// cmd/reqgate).
+type StatusWriter struct {
 	http.ResponseWriter
 	code int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
+func (w *StatusWriter) WriteHeader(code int) {
 	if w.code == 0 {
 		w.code = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
+func (w *StatusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
@@ -364,9 +365,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func (w *statusWriter) status() int {
+// Status is the status written, 200 when the handler wrote none.
+func (w *StatusWriter) Status() int {
 	if w.code == 0 {
 		return http.StatusOK
 	}
