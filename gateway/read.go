@@ -213,15 +213,12 @@ func noCache(cacheControl, pragma []byte) bool {
 	return containsToken(pragma, "no-cache")
 }
 
+// comma separates the items of a list-valued header (RFC 9110 §5.6.1).
+var comma = []byte(",")
+
 // containsToken reports whether the comma-separated list v holds tok (case-insensitive).
 func containsToken(v []byte, tok string) bool {
-	for len(v) > 0 {
-		var part []byte
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			part, v = v[:i], v[i+1:]
-		} else {
-			part, v = v, nil
-		}
+	for part := range bytes.SplitSeq(v, comma) {
 		part = bytes.TrimSpace(part)
 		if i := bytes.IndexByte(part, '='); i >= 0 && !bytes.ContainsRune([]byte(tok), '=') {
 			part = part[:i]

@@ -46,13 +46,7 @@ const (
 
 // acceptedEncodings reads Accept-Encoding: the codings named with a q-value above 0 ("*" names both).
 func acceptedEncodings(v []byte) (enc int) {
-	for len(v) > 0 {
-		var item []byte
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			item, v = v, nil
-		}
+	for item := range bytes.SplitSeq(v, comma) {
 		name, params, _ := bytes.Cut(item, []byte(";"))
 		name = bytes.TrimSpace(name)
 		if q, ok := bytes.CutPrefix(bytes.TrimSpace(params), []byte("q=")); ok && zeroQ(bytes.TrimSpace(q)) {
@@ -89,15 +83,8 @@ func matchesETag(ifNoneMatch []byte, tag string) bool {
 	if tag == "" {
 		return false
 	}
-	for len(ifNoneMatch) > 0 {
-		var t []byte
-		if i := bytes.IndexByte(ifNoneMatch, ','); i >= 0 {
-			t, ifNoneMatch = ifNoneMatch[:i], ifNoneMatch[i+1:]
-		} else {
-			t, ifNoneMatch = ifNoneMatch, nil
-		}
-		t = bytes.TrimSpace(t)
-		t = bytes.TrimPrefix(t, []byte("W/"))
+	for t := range bytes.SplitSeq(ifNoneMatch, comma) {
+		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
 		if string(t) == "*" || string(t) == tag {
 			return true
 		}
