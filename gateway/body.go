@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
@@ -89,6 +90,26 @@ func readStream(r io.Reader, n, limit int) ([]byte, error) {
 		return nil, errBodyTooLarge
 	}
 	return b, nil
+}
+
+// A small body the gateway did not read is read and dropped before the connection closes, within drainTimeout:
+// closing a socket with unread bytes resets it, and the reset can destroy the answer (a 413, a 401) before the
+// caller, still sending its body, has read it. A larger body, or one of unknown length, is not waited for.
+const (
+	drainMax     = 256 << 10
+	drainTimeout = time.Second
+)
+
+func drainBody(ctx *fasthttp.RequestCtx) {
+	n := ctx.Request.Header.ContentLength()
+	r := ctx.RequestBodyStream()
+	if n <= 0 || n > drainMax || r == nil {
+		return
+	}
+	if c := ctx.Conn(); c != nil {
+		_ = c.SetReadDeadline(time.Now().Add(drainTimeout)) // the connection closes after this answer
+	}
+	_, _ = io.CopyN(io.Discard, r, int64(n))
 }
 
 // tooLarge answers 413 for a body over the limit; the body is left unread and the connection closed.

@@ -142,6 +142,7 @@ func (g *Gateway) finish(x *exchange) {
 	if x.announced && !x.bodyRead {
 		// What is left of the body is still on the connection: it must never be read as the next request.
 		ctx.SetConnectionClose()
+		drainBody(ctx)
 	}
 	status := ctx.Response.StatusCode()
 	end := g.end(x.now)
