@@ -291,6 +291,37 @@ gomemlimit() {
   fail "extraEnv GOMEMLIMIT does not replace the chart's"
 refuse 'cannot read the memory limit "1e9"' --set gateway.resources.limits.memory=1e9
 
+echo "helm test (the test Pod's script against reqgate serve, with busybox as in the Pod)"
+source_of tests/read-through-gateway.yaml "$def" >"$work/test-pod.yaml"
+expect "$work/test-pod.yaml" '^    helm\.sh/hook: test$' '^ +image: "busybox:1\.36\.1"$' '^ +value: "http://rg-reqgate-gateway:80"$'
+# The script: the block scalar under `- |`, less its indentation.
+awk '/^ +- \|$/{p=1; next} p' "$work/test-pod.yaml" | sed 's/^          //' >"$work/test-pod.sh"
+grep -q 'readyz' "$work/test-pod.sh" || fail "no script in the test Pod"
+mkdir -p "$work/busybox"
+for applet in sh wget timeout base64 grep tr printf echo; do ln -s "$(command -v busybox)" "$work/busybox/$applet"; done
+reqgate=$work/reqgate
+(cd "$here/.." && go build -o "$reqgate" ./cmd/reqgate)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$reqgate" serve --listen="127.0.0.1:$port" --admin-listen=off --db="$work/serve.db" >"$work/serve.log" 2>&1 &
+serve=$!
+trap 'kill $serve 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  PATH=$work/busybox wget -q -T 1 -O - "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+# runpod NAME=VALUE...: the script with only busybox on PATH and the Pod's environment.
+runpod() { env -i PATH="$work/busybox" BASE="http://127.0.0.1:$port" "$@" sh "$work/test-pod.sh" >"$work/pod.out" 2>&1; }
+runpod || { cat "$work/pod.out" "$work/serve.log"; fail "helm test script without credentials"; }
+grep -q '401 from the core' "$work/pod.out" || fail "helm test script without credentials: $(cat "$work/pod.out")"
+runpod RECORD_PATH=/api2/demo/re/1 READ_USERNAME=demo READ_PASSWORD=demo ||
+  { cat "$work/pod.out"; fail "helm test script reading the demo record"; }
+grep -q 'GET /api2/demo/re/1: a record' "$work/pod.out" || fail "helm test script read no record: $(cat "$work/pod.out")"
+runpod RECORD_PATH=/api2/demo/re/1 READ_USERNAME=demo READ_PASSWORD=wrong && fail "helm test script passed with a wrong password"
+runpod RECORD_PATH=/api2/demo/re/999999 READ_USERNAME=demo READ_PASSWORD=demo && fail "helm test script passed on a missing record"
+kill "$serve"; wait "$serve" 2>/dev/null || true
+runpod && fail "helm test script passed with the gateway down"
+refuse 'tests.read.existingSecret is needed' --set tests.read.path=/api2/acme/re/1
+
 if [ "$fails" -gt 0 ]; then
   echo "charts/test.sh: $fails failure(s)" >&2
   exit 1

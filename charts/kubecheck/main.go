@@ -74,6 +74,8 @@ func check(doc []byte) (any, error) {
 		obj = &corev1.ConfigMap{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "v1 Pod":
+		obj = &corev1.Pod{}
 	case "v1 ServiceAccount":
 		obj = &corev1.ServiceAccount{}
 	case "autoscaling/v2 HorizontalPodAutoscaler":
@@ -99,6 +101,9 @@ func check(doc []byte) (any, error) {
 		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
 	case *appsv1.StatefulSet:
 		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
+	case *corev1.Pod:
+		// A bare Pod (the helm test hook) answers to the same rules as the workloads' templates.
+		return obj, workload(o.Name, &metav1.LabelSelector{MatchLabels: o.Labels}, &corev1.PodTemplateSpec{ObjectMeta: o.ObjectMeta, Spec: o.Spec})
 	case *corev1.ConfigMap:
 		// A dashboard or any other JSON file: the API server takes any text, Grafana refuses it at load.
 		for k, v := range o.Data {
