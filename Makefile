@@ -66,9 +66,9 @@ chart:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
-# wrk and vegeta against a bare fasthttp ceiling, nginx with proxy_cache, the gateway (hit, JSON, Redis policy,
-# miss) and the core, in alternating rounds of one run (figures in docs/performance.md). Needs wrk, nginx and
-# redis-server (apt-get install -y wrk nginx redis-server); vegeta is built from the Go module proxy.
+# wrk against a bare fasthttp ceiling, nginx with proxy_cache, the gateway (hit, JSON, Redis policy, miss) and
+# the core, in alternating rounds of one run, then an open-loop latency run (gateway/loadtest/openloop); figures
+# in docs/performance.md. Needs wrk, nginx and redis-server (apt-get install -y wrk nginx redis-server).
 loadtest:
 	PIN=1 ./gateway/loadtest/loadtest.sh 8s
 

@@ -12,10 +12,11 @@
 # The servers alternate in rounds of wrk -t1 -c64 (PAIRS rounds, DUR each); each round prints its ratios and the
 # medians of the rounds are the figures (this machine's speed drifts between seconds). CPU per request is the
 # servers' user+system CPU over the requests served. Then, at 1 connection, the miss overhead over the core, and
-# an open-loop latency run with vegeta at half the measured hit rate (p50, p99, p999), where the load
-# generator's own queueing does not count.
+# an open-loop latency run at half the measured hit rate (p50, p99, p999) with gateway/loadtest/openloop, which
+# times each request from when it was due, so the load generator's own queueing does not hide a slow server
+# (vegeta, tried first, could not offer that rate from one CPU).
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 8s). Needs wrk, nginx and redis-server (apt-get
-# install -y wrk nginx redis-server); vegeta is built from the Go module proxy into the user cache.
+# install -y wrk nginx redis-server).
 # PIN=1 pins the servers to CPU 0 and the load generator to CPU 1. PAIRS=N rounds (default 5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,14 +30,6 @@ for cmd in wrk nginx redis-server; do
   command -v "$cmd" >/dev/null || [ -x "/usr/sbin/$cmd" ] || { echo "$cmd not installed (apt-get install -y wrk nginx redis-server)"; exit 1; }
 done
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-VEGETA_VERSION=v12.12.0
-VEGETA=${VEGETA:-${XDG_CACHE_HOME:-$HOME/.cache}/reqgate/vegeta-$VEGETA_VERSION/vegeta}
-if [ ! -x "$VEGETA" ]; then
-  echo "building vegeta $VEGETA_VERSION (first run only)"
-  work=$(mktemp -d)
-  (cd "$work" && GOWORK=off GOFLAGS=-buildvcs=false GOBIN=$(dirname "$VEGETA") go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION")
-  rm -rf "$work"
-fi
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -54,6 +47,7 @@ AUTH="Authorization: Basic $(printf demo:demo | base64)"
 
 go build -o "$TMP/reqgate" ./cmd/reqgate
 go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
+go build -o "$TMP/openloop" ./gateway/loadtest/openloop
 cat >"$TMP/policy.yaml" <<'YAML'
 ratelimit:
   policies:
@@ -164,18 +158,10 @@ run miss 1 "http://$GW$PATH_" "$GW_PID $CORE_PID" -H "Cache-Control: no-cache"
 run hit 1 "http://$GW$PATH_" "$GW_PID"
 
 RATE=$(awk -v r="$(median "${HITS[@]}")" 'BEGIN { printf "%d", r / 2 }')
-echo "open loop: vegeta at $RATE req/s (half the median hit rate) for $DUR, cache hits:"
+echo "open loop: gateway/loadtest/openloop at $RATE req/s (half the median hit rate) for $DUR, 64 connections, cache hits:"
 for target in "hit http://$GW$PATH_" "nginx http://$NGX$PATH_"; do
   name=${target%% *} url=${target#* }
-  printf 'GET %s\n%s\n' "$url" "$AUTH" | "${LOAD[@]}" "$VEGETA" attack -rate="$RATE" -duration="$DUR" -max-workers=64 -max-connections=64 \
-    >"$TMP/$name.bin"
-  "$VEGETA" encode --to csv <"$TMP/$name.bin" | python3 -c '
-import csv, sys
-rows = list(csv.reader(sys.stdin))
-lat = sorted(int(r[2]) for r in rows)
-ok = sum(1 for r in rows if r[1] == "200")
-q = lambda p: "%.0f us" % (lat[min(len(lat) - 1, int(p * len(lat)))] / 1000)
-print("  %-6s p50 %s  p99 %s  p999 %s  max %s  (%d requests, %d not 200)" % (sys.argv[1], q(.5), q(.99), q(.999), q(1), len(lat), len(lat) - ok))
-' "$name"
+  printf '  %-6s ' "$name"
+  "${LOAD[@]}" "$TMP/openloop" -url "$url" -H "$AUTH" -rate "$RATE" -duration "$DUR" -conns 64
 done
 echo "access log lines written at info: $(grep -c '"msg":"request"' "$TMP/gw.log" || true)"
