@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -189,8 +191,16 @@ func (r *reloader) purgeAccounts(p *core.Provision) {
 	}
 }
 
-// serveUntil runs until ctx ends or a server fails, reloading on every signal from hup.
+// serveUntil runs until ctx ends or a server fails, reloading on every signal from hup and, with
+// reload.watch, when the --config file or an account file changed.
 func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-chan error) error {
+	var tick <-chan time.Time
+	if r.start.Reload.Watch > 0 {
+		t := time.NewTicker(r.start.Reload.Watch)
+		defer t.Stop()
+		tick = t.C
+	}
+	seen := r.stamp()
 	for {
 		select {
 		case <-ctx.Done():
@@ -202,8 +212,33 @@ func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-
 		case <-hup:
 			r.log.Info("reloading the configuration", "reason", "SIGHUP")
 			r.reload(ctx)
+			seen = r.stamp()
+		case <-tick:
+			if now := r.stamp(); now != seen {
+				// A refused file is not tried again until it changes again.
+				r.log.Info("reloading the configuration", "reason", "file changed")
+				r.reload(ctx)
+				seen = r.stamp()
+			}
 		}
 	}
+}
+
+// stamp is the modification time and size of the --config file and the account files in force: what the
+// watch compares. A file that cannot be read stamps as missing.
+func (r *reloader) stamp() string {
+	var b strings.Builder
+	for _, p := range append([]string{r.start.ConfigFile}, r.cur.Accounts...) {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%s\x00%d\x00%d\x00", p, fi.ModTime().UnixNano(), fi.Size())
+		} else {
+			fmt.Fprintf(&b, "%s\x00missing\x00", p)
+		}
+	}
+	return b.String()
 }
 
 // digestFiles is a digest of the names and contents of the account files.

@@ -42,9 +42,15 @@ func startReloadable(t *testing.T, yaml string, extra ...string) *reloadNode {
 	return n
 }
 
+// write replaces the config file atomically (a new file renamed over it), as an editor or a Kubernetes
+// ConfigMap update does: a watching process never reads it half-written.
 func (n *reloadNode) write(t *testing.T, yaml string) {
 	t.Helper()
-	if err := os.WriteFile(n.config, []byte(yaml), 0o600); err != nil {
+	tmp := n.config + ".new"
+	if err := os.WriteFile(tmp, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, n.config); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,6 +61,12 @@ func (n *reloadNode) reload(t *testing.T, result string, want int) {
 	if err := n.p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
+	n.waitReloads(t, result, want)
+}
+
+// waitReloads waits until the reload counter of result has reached want.
+func (n *reloadNode) waitReloads(t *testing.T, result string, want int) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if reloads(t, n.admin, result) == want {
@@ -63,7 +75,7 @@ func (n *reloadNode) reload(t *testing.T, result string, want int) {
 		select {
 		case err := <-n.p.done:
 			n.p.done <- err
-			t.Fatalf("reqgate exited on SIGHUP: %v", err)
+			t.Fatalf("reqgate exited: %v", err)
 		default:
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -254,5 +266,28 @@ func TestReloadRestartKeysAndLogLevel(t *testing.T) {
 	}
 	if !accessLine.MatchString(n.p.stdout.String()) {
 		t.Errorf("no access log line after log.level became info:\n%s", n.p.stdout.String())
+	}
+}
+
+// TestReloadWatchesConfigFile sets reload.watch: a tightened policy written to the config file is applied
+// without a signal, and a file that does not validate is refused once, not at every check.
+func TestReloadWatchesConfigFile(t *testing.T) {
+	const watch = "reload:\n  watch: 50ms\n"
+	n := startReloadable(t, watch+loosePolicy)
+	head := fmt.Sprintf("listen: %s\nadmin_listen: %s\n%s", n.listen, n.admin, watch)
+	n.write(t, head+"ratelimit:\n  policies:\n    - {name: account, key: api_key, limit: 3, period: 1h}\n")
+	n.waitReloads(t, "applied", 1)
+	url := "http://" + n.listen + "/api2/demo/re/1"
+	if got := send(t, http.DefaultClient, url, "demo", "demo").header.Get("RateLimit-Policy"); got != `"account";q=3;w=3600` {
+		t.Errorf("after the file changed: RateLimit-Policy %q, want the new policy", got)
+	}
+
+	n.write(t, head+"ratelimit:\n  policies:\n    - {name: account, key: api_key, limit: 0, period: 1h}\n")
+	n.waitReloads(t, "refused", 1)
+	// A change of the file after the refusal is noticed: the refused one was not tried again meanwhile.
+	n.write(t, head+"ratelimit:\n  policies:\n    - {name: account, key: api_key, limit: 4, period: 1h}\n")
+	n.waitReloads(t, "applied", 2)
+	if got := reloads(t, n.admin, "refused"); got != 1 {
+		t.Errorf("refused reloads %d, want 1: an unchanged refused file was tried again", got)
 	}
 }
