@@ -30,13 +30,19 @@ type reloadNode struct {
 // added to it unless it names them) and extra flags, and waits until it is ready.
 func startReloadable(t *testing.T, yaml string, extra ...string) *reloadNode {
 	t.Helper()
+	return startRole(t, "serve", yaml, extra...)
+}
+
+// startRole is startReloadable for role serve or core.
+func startRole(t *testing.T, role, yaml string, extra ...string) *reloadNode {
+	t.Helper()
 	dir := t.TempDir()
 	n := &reloadNode{config: filepath.Join(dir, "reqgate.yaml"), listen: freeAddr(t), admin: freeAddr(t)}
 	if !strings.Contains(yaml, "listen:") {
 		yaml = fmt.Sprintf("listen: %s\nadmin_listen: %s\n", n.listen, n.admin) + yaml
 	}
 	n.write(t, yaml)
-	args := append([]string{"serve", "--db", filepath.Join(dir, "r.db"), "--config", n.config}, extra...)
+	args := append([]string{role, "--db", filepath.Join(dir, "r.db"), "--config", n.config}, extra...)
 	n.p = start(t, args...)
 	waitReady(t, n.p, "http://"+n.admin+"/readyz")
 	return n
@@ -289,5 +295,43 @@ func TestReloadWatchesConfigFile(t *testing.T) {
 	n.waitReloads(t, "applied", 2)
 	if got := reloads(t, n.admin, "refused"); got != 1 {
 		t.Errorf("refused reloads %d, want 1: an unchanged refused file was tried again", got)
+	}
+}
+
+// TestReloadCoreTrustedProxies reloads server.trusted_proxies of a `reqgate core`: from then on the core
+// believes the X-Forwarded-Proto and -Host of the listed network for Location.
+func TestReloadCoreTrustedProxies(t *testing.T) {
+	accounts := filepath.Join(t.TempDir(), "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(reloadAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := startRole(t, "core", "", "--accounts", accounts)
+	create := func() string {
+		req, err := http.NewRequest(http.MethodPost, "http://"+n.listen+"/api2/acme/re",
+			strings.NewReader(`<requirement><fields><field><name>field_101</name><value>x</value></field></fields></requirement>`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("alice", "alice-1")
+		req.Header.Set("Content-Type", "application/xml")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("X-Forwarded-Host", "api.example.com")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create: status %d", resp.StatusCode)
+		}
+		return resp.Header.Get("Location")
+	}
+	if loc := create(); !strings.HasPrefix(loc, "http://"+n.listen+"/") {
+		t.Fatalf("before the reload: Location %q, want the core's own address", loc)
+	}
+	n.write(t, fmt.Sprintf("listen: %s\nadmin_listen: %s\nserver:\n  trusted_proxies: [127.0.0.1]\n", n.listen, n.admin))
+	n.reload(t, "applied", 1)
+	if loc := create(); !strings.HasPrefix(loc, "https://api.example.com/") {
+		t.Errorf("after the reload: Location %q, want https://api.example.com/...", loc)
 	}
 }
