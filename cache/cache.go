@@ -62,11 +62,15 @@ func (e *Entry) size() int64 {
 
 // Cache is a TTL cache of responses keyed by Key. It is safe for concurrent use.
 type Cache struct {
-	opt   Options
-	store *ristretto.Cache[string, *Entry]
-	fresh atomic.Int64  // how young a fresh entry is, in ns: TTL, or BusDownTTL while the bus is down
-	epoch atomic.Uint64 // bumped by InvalidateAll: every key of the process changes
-	gens  sync.Map      // account -> *atomic.Uint64
+	opt      Options
+	store    *ristretto.Cache[string, *Entry]
+	fresh    atomic.Int64  // how young a fresh entry is, in ns: TTL, or BusDownTTL while the bus is down
+	ttl      atomic.Int64  // TTL in ns (SetTTL changes it)
+	staleFor atomic.Int64  // StaleIfError in ns (SetTTL changes it)
+	busUp    atomic.Bool   // SetBusUp's last word
+	setMu    sync.Mutex    // serialises SetBusUp and SetTTL, which both compute fresh
+	epoch    atomic.Uint64 // bumped by InvalidateAll: every key of the process changes
+	gens     sync.Map      // account -> *atomic.Uint64
 
 	hits, misses, stale, evictions atomic.Uint64
 }
@@ -94,6 +98,9 @@ func New(opt Options) (*Cache, error) {
 	}
 	c := &Cache{opt: opt}
 	c.fresh.Store(int64(opt.TTL))
+	c.ttl.Store(int64(opt.TTL))
+	c.staleFor.Store(int64(opt.StaleIfError))
+	c.busUp.Store(true)
 	// About one counter per expected 1 KiB entry, times ten as ristretto advises; bounded either way.
 	counters := min(max(opt.MaxBytes/1024*10, 10_000), 50_000_000)
 	store, err := ristretto.NewCache(&ristretto.Config[string, *Entry]{
@@ -116,7 +123,35 @@ func New(opt Options) (*Cache, error) {
 }
 
 // TTL is the freshness of an entry.
-func (c *Cache) TTL() time.Duration { return c.opt.TTL }
+func (c *Cache) TTL() time.Duration { return time.Duration(c.ttl.Load()) }
+
+// SetTTL changes TTL and StaleIfError (as in Options: 0 takes the default, a negative StaleIfError never
+// serves stale) while the cache serves, for a reloaded configuration. Freshness is judged by the new TTL
+// from the next Get on, for the entries already stored too; an entry already stored stays in the store for
+// the old TTL plus StaleIfError, but never stands in past the new ones.
+func (c *Cache) SetTTL(ttl, staleIfError time.Duration) {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if staleIfError == 0 {
+		staleIfError = DefaultStaleIfError
+	}
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	c.ttl.Store(int64(ttl))
+	c.staleFor.Store(int64(max(staleIfError, 0)))
+	c.storeFresh()
+}
+
+// storeFresh sets fresh from the TTL and the bus state; setMu is held.
+func (c *Cache) storeFresh() {
+	ttl := c.ttl.Load()
+	if c.busUp.Load() {
+		c.fresh.Store(ttl)
+	} else {
+		c.fresh.Store(min(int64(c.opt.BusDownTTL), ttl))
+	}
+}
 
 // Key builds the cache key of a read: the scope (account, or account and user), the account's generation and
 // the process epoch, then the request's version, normalised path, sorted query and representation. The
@@ -170,11 +205,10 @@ func (c *Cache) InvalidateAll() {
 // entries older than BusDownTTL are not fresh: a read goes to the upstream (an older entry may still stand
 // in when the upstream fails, as STALE). The bus calls it; a cache without one is always up.
 func (c *Cache) SetBusUp(up bool) {
-	if up {
-		c.fresh.Store(int64(c.opt.TTL))
-	} else {
-		c.fresh.Store(int64(c.opt.BusDownTTL))
-	}
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	c.busUp.Store(up)
+	c.storeFresh()
 }
 
 // Lookup is the result of Get.
@@ -200,6 +234,12 @@ func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 		age = 0
 	}
 	l = Lookup{Entry: e, Age: age, Fresh: age < time.Duration(c.fresh.Load())}
+	if !l.Fresh && age >= time.Duration(c.ttl.Load()+c.staleFor.Load()) {
+		// Stored for a longer TTL plus StaleIfError than SetTTL has set since.
+		c.misses.Add(1)
+		missesTotal.Inc()
+		return Lookup{}, false
+	}
 	if l.Fresh {
 		c.hits.Add(1)
 		hitsTotal.Inc()
@@ -228,7 +268,7 @@ func (c *Cache) Set(key string, e *Entry) error {
 	if e.Stored.IsZero() {
 		e.Stored = c.opt.Now()
 	}
-	if c.store.SetWithTTL(key, e, cost, c.opt.TTL+c.opt.StaleIfError) {
+	if c.store.SetWithTTL(key, e, cost, time.Duration(c.ttl.Load()+c.staleFor.Load())) {
 		c.store.Wait()
 	}
 	return nil

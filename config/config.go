@@ -36,6 +36,7 @@ type Config struct {
 	Core      Core
 	RateLimit RateLimit
 	CORS      CORS
+	Reload    Reload
 
 	// Warnings are things Load ignored but an operator may want to see (unknown REQGATE_* variables);
 	// cmd/reqgate logs them.
@@ -164,6 +165,13 @@ type Override struct {
 // CORS configures cross-origin access to the gateway.
 type CORS struct {
 	AllowedOrigins []string // exact origins ("https://app.example.com") or "*"; default none
+}
+
+// Reload configures the live reload of the configuration (SIGHUP reloads it always).
+type Reload struct {
+	// Watch is how often the --config file and the account files are checked for a change (modification time
+	// and size), which reloads them as SIGHUP does; default 0: never, only SIGHUP reloads.
+	Watch time.Duration
 }
 
 // Default returns the complete default configuration of a role. An unknown role gets the serve defaults

@@ -106,6 +106,7 @@ func TestRefusals(t *testing.T) {
 			want: []string{`F:2: server.body_budget: must be >= server.max_body_bytes (1048576)`,
 				`F:4: server.max_conns_per_ip: must be between 1 and server.max_conns (10)`,
 				`F:6: auth.max_user_failures_all_ips: must be >= auth.max_user_failures (10)`}},
+		{name: "negative reload watch", file: "reload:\n  watch: -1s\n", want: []string{`F:2: reload.watch: must not be negative`}},
 		{name: "null origin", file: "cors:\n  allowed_origins: [\"null\"]\n",
 			want: []string{`F:2: cors.allowed_origins: bad origin "null": want scheme://host[:port] (no path) or *`}},
 		{name: "fallback sizing", environ: []string{"REQGATE_RATELIMIT_LOCAL_REPLICAS=0", "REQGATE_RATELIMIT_REDIS_BACKOFF=0s"},

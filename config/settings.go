@@ -83,6 +83,8 @@ var settings = []*setting{
 	{path: "ratelimit.max_held", help: "shaped requests held at once per policy key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
 
 	{path: "cors.allowed_origins", help: "origins allowed to call the gateway from a browser", field: func(c *Config) any { return &c.CORS.AllowedOrigins }},
+
+	{path: "reload.watch", help: "how often the --config file and the account files are checked for changes, reloaded like SIGHUP; 0 = never", field: func(c *Config) any { return &c.Reload.Watch }},
 }
 
 // Key paths handled outside the settings table (lists of mappings, file only).

@@ -111,6 +111,7 @@ func (c *Config) Validate() error {
 	}
 	k.positive("auth.failure_window", c.Auth.FailureWindow)
 	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)
+	k.nonNegative("reload.watch", c.Reload.Watch)
 
 	if s := c.RateLimit.RejectStatus; s != 429 && s != 503 {
 		k.fail("ratelimit.reject_status", "must be 429 or 503, not %d", s)

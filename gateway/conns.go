@@ -18,13 +18,13 @@ var connsRefused = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refus
 type connLimiter struct {
 	net.Listener
 	perIP   int
-	exempt  []netip.Prefix
+	exempt  func() []netip.Prefix // the trusted proxies in force
 	mu      sync.Mutex
 	open    map[netip.Addr]int
 	refusal []byte
 }
 
-func limitConns(ln net.Listener, perIP int, exempt []netip.Prefix) net.Listener {
+func limitConns(ln net.Listener, perIP int, exempt func() []netip.Prefix) net.Listener {
 	return &connLimiter{Listener: ln, perIP: perIP, exempt: exempt, open: make(map[netip.Addr]int),
 		refusal: []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n" +
 			"Content-Length: 52\r\nConnection: close\r\n\r\nToo many connections from this address; retry later.")}
@@ -41,7 +41,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			return &conn{Conn: c}, nil // not an IP connection (a test's in-memory listener): nothing to count
 		}
 		a := ap.Addr().Unmap()
-		if l.perIP <= 0 || inNetworks(a, l.exempt) {
+		if l.perIP <= 0 || inNetworks(a, l.exempt()) {
 			return &conn{Conn: c}, nil
 		}
 		l.mu.Lock()

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,23 +28,21 @@ import (
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
 // your own; stop with Shutdown.
 type Gateway struct {
-	opt         Options
-	up          *upstream
-	cache       *cache.Cache // nil when the cache is disabled
-	bus         cache.Bus
-	creds       *credentials
-	fails       loginFailures
-	limiter     Limiter
-	flight      singleflight.Group // cache misses of one key
-	verifying   singleflight.Group // verifications of one credential
-	budget      bodyBudget
-	routes      *routes
-	ids         *requestIDs
-	log         *slog.Logger
-	srv         *fasthttp.Server
-	scopeUser   bool
-	corsOrigins map[string]bool
-	proxies     []netip.Prefix // trusted proxy networks
+	opt       Options
+	up        *upstream
+	cache     *cache.Cache // nil when the cache is disabled
+	bus       cache.Bus
+	creds     *credentials
+	fails     loginFailures
+	flight    singleflight.Group // cache misses of one key
+	verifying singleflight.Group // verifications of one credential
+	budget    bodyBudget
+	routes    *routes
+	ids       *requestIDs
+	log       *slog.Logger
+	srv       *fasthttp.Server
+	scopeUser bool
+	live      atomic.Pointer[live] // what a reload may change (live.go)
 
 	upstreamCalls atomic.Uint64
 }
@@ -57,7 +54,7 @@ func New(opt Options) (*Gateway, error) {
 	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
 		return nil, fmt.Errorf("gateway: cache scope %q: want account or user", opt.Cache.Scope)
 	}
-	proxies, err := parseNetworks(opt.TrustedProxies)
+	settings, err := newLive(opt.TrustedProxies, opt.CORSOrigins, opt.Limiter)
 	if err != nil {
 		return nil, err
 	}
@@ -73,23 +70,16 @@ func New(opt Options) (*Gateway, error) {
 		bus:       cache.LocalBus{},
 		creds:     newCredentials(opt.AuthTTL, opt.Now),
 		fails:     fails,
-		limiter:   opt.Limiter,
 		ids:       newRequestIDs(),
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
-		proxies:   proxies,
 		budget:    bodyBudget{max: opt.BodyBudget},
 		routes:    newRoutes(),
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)
 	}
-	if len(opt.CORSOrigins) > 0 {
-		g.corsOrigins = make(map[string]bool, len(opt.CORSOrigins))
-		for _, o := range opt.CORSOrigins {
-			g.corsOrigins[o] = true
-		}
-	}
+	g.live.Store(settings)
 	if opt.Cache.Enabled {
 		g.cache, err = cache.New(cache.Options{MaxBytes: opt.Cache.MaxBytes, TTL: opt.Cache.TTL,
 			StaleIfError: opt.Cache.StaleIfError, Now: opt.Now})
@@ -135,7 +125,7 @@ func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
 // (strictconn.go), which a server of the caller's own running Handler does not.
 func (g *Gateway) Serve(ln net.Listener) error {
 	// The connection limit's conn is outermost: the handler finds its credential memo there.
-	if err := g.srv.Serve(limitConns(strictListener{ln}, g.opt.MaxConnsPerIP, g.proxies)); err != nil {
+	if err := g.srv.Serve(limitConns(strictListener{ln}, g.opt.MaxConnsPerIP, g.trustedProxies)); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil

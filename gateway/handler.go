@@ -48,6 +48,7 @@ type state struct {
 	host        string    // Host as the caller sent it (or a trusted proxy's X-Forwarded-Host): see callerHost
 	hostRead    bool
 	proto       string         // scheme the caller used: "http" or "https" (or a trusted proxy's X-Forwarded-Proto)
+	live        *live          // the live settings as the request started (identify)
 	proxies     []netip.Prefix // the trusted proxy networks when the connection comes from one, else nil
 	cred        credential
 	verified    bool   // the core proved the credential (now, or within AuthTTL)
@@ -152,7 +153,7 @@ func (g *Gateway) finish(x *exchange) {
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
-	if g.opt.AccessLog == nil && !g.log.Enabled(context.Background(), slog.LevelInfo) {
+	if !g.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	e := accesslog.Entry{
@@ -229,10 +230,10 @@ func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	case o == "null":
 		// Sandboxed frames, file: pages and redirects all send "null": allowing it allows anyone.
 		return false
-	case g.corsOrigins[o]:
+	case x.live.corsOrigins[o]:
 		x.addHeader("Access-Control-Allow-Origin", o)
 		x.addHeader("Access-Control-Allow-Credentials", "true")
-	case g.corsOrigins["*"]:
+	case x.live.corsOrigins["*"]:
 		// Any origin, but never with the browser's own credentials: a page that sends Authorization itself
 		// still works (Access-Control-Allow-Headers below), and no site rides on a logged-in browser.
 		x.addHeader("Access-Control-Allow-Origin", "*")

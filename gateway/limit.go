@@ -26,12 +26,13 @@ var _ Limiter = (*ratelimit.Limiter)(nil)
 
 // admit applies the limiter to an API request. It returns false after writing the rejection.
 func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
-	if g.limiter == nil {
+	limiter := x.live.limiter
+	if limiter == nil {
 		return true
 	}
 	// No deadline of the gateway's own: the limiter bounds its Redis calls itself (ratelimit.redis_timeout)
 	// and a shaped request's hold by the policy's max_delay; a context per request would cost a timer.
-	d := g.limiter.Admit(context.Background(), req)
+	d := limiter.Admit(context.Background(), req)
 	if d.Limited {
 		if d.Policy != "" {
 			x.addHeader("RateLimit-Policy", d.Policy)
@@ -44,7 +45,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 		return true
 	}
 	ctx := x.ctx
-	ctx.SetStatusCode(g.limiter.RejectStatus())
+	ctx.SetStatusCode(limiter.RejectStatus())
 	ctx.SetContentType(contentTypeXML)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(d.RetryAfter)))
 	ctx.SetBody(throttleXML(d.RetryAfter))
@@ -62,9 +63,9 @@ func (g *Gateway) throttleStatusRequest(x *exchange) bool {
 func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
 	ctx := x.ctx
 	var wait time.Duration
-	if g.limiter != nil {
+	if limiter := x.live.limiter; limiter != nil {
 		c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
-		wait = g.limiter.Status(c, req)
+		wait = limiter.Status(c, req)
 		cancel()
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)

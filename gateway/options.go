@@ -93,7 +93,8 @@ type Options struct {
 	// Logger receives the access log (Info, one line per request) and errors. Nil: discarded.
 	Logger *slog.Logger
 	// AccessLog, when set, writes the access log instead of Logger: the same lines, encoded in a fifth of
-	// slog's time (see package accesslog). The caller sets it only when Logger's level lets Info through.
+	// slog's time (see package accesslog). Like Logger's, its lines are written only while Logger is enabled
+	// for Info, whose level may change while the gateway runs (slog.LevelVar).
 	AccessLog *accesslog.Logger
 	// Now is the clock of the cache and the credential store. Nil: time.Now.
 	Now       func() time.Time

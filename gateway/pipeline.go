@@ -30,8 +30,10 @@ var pipeline = [...]stage{
 	(*Gateway).respond,  // the throttle status, a cached read (read.go), or the core's answer (forward.go)
 }
 
-// identify gives the request its id (the caller's, when well formed) and notes what the caller accepts.
+// identify takes the live settings the request runs under (live.go), gives the request its id (the caller's,
+// when well formed) and notes what the caller accepts.
 func (g *Gateway) identify(x *exchange) bool {
+	x.live = g.live.Load()
 	x.hdr = scanHeaders(&x.ctx.Request.Header)
 	id := x.idBuf[:0]
 	if validRequestID(x.hdr.requestID) {
@@ -103,15 +105,15 @@ func (g *Gateway) serveOwn(x *exchange) bool {
 
 // cors adds the CORS headers of an allowed origin and answers its preflight.
 func (g *Gateway) cors(x *exchange) bool {
-	return g.corsOrigins == nil || !g.corsHeaders(x, x.hdr.origin)
+	return x.live.corsOrigins == nil || !g.corsHeaders(x, x.hdr.origin)
 }
 
 // origin notes the scheme the caller used and, from a trusted proxy, the scheme, host and address the proxy
 // says the caller used.
 func (g *Gateway) origin(x *exchange) bool {
 	x.proto = connScheme(x.ctx)
-	if g.fromTrustedProxy(x.ctx) {
-		x.proxies = g.proxies
+	if fromTrustedProxy(x.ctx, x.live.proxies) {
+		x.proxies = x.live.proxies
 		forwardedOrigin(x)
 	}
 	return true
@@ -136,7 +138,7 @@ func (g *Gateway) auth(x *exchange) bool {
 // limit charges a proved caller to the rate policies (the ip ones only when verification did not already).
 // rate_throttle_status is never charged.
 func (g *Gateway) limit(x *exchange) bool {
-	if g.limiter == nil || x.rt.APIKey == "" || g.throttleStatusRequest(x) {
+	if x.live.limiter == nil || x.rt.APIKey == "" || g.throttleStatusRequest(x) {
 		return true
 	}
 	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user}

@@ -37,16 +37,16 @@ func parseNetworks(list []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// fromTrustedProxy reports whether the connection comes from a configured proxy network.
-func (g *Gateway) fromTrustedProxy(ctx *fasthttp.RequestCtx) bool {
-	if len(g.proxies) == 0 {
+// fromTrustedProxy reports whether the connection comes from one of the trusted proxy networks.
+func fromTrustedProxy(ctx *fasthttp.RequestCtx, proxies []netip.Prefix) bool {
+	if len(proxies) == 0 {
 		return false
 	}
 	a, ok := netip.AddrFromSlice(ctx.RemoteIP())
 	if !ok {
 		return false
 	}
-	return inNetworks(a.Unmap(), g.proxies)
+	return inNetworks(a.Unmap(), proxies)
 }
 
 // forwardedOrigin applies a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host to x: the first value of

@@ -27,7 +27,7 @@ type verdict struct {
 // the request is read or forwarded before the caller is known. Only the core's explicit proof verifies the
 // credential; any other answer is relayed to the caller. It returns true when the credential is verified.
 func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
-	if g.limiter != nil {
+	if x.live.limiter != nil {
 		if !g.admit(x, ratelimit.Request{IP: x.clientIP()}) {
 			return false
 		}

@@ -101,6 +101,7 @@ type Limiter struct {
 	status  int    // RejectStatus
 	shaping bool   // some rule has MaxDelay > 0
 	held    *holds // requests held for their slot
+	opt     Options
 }
 
 // Fallback modes.
@@ -115,21 +116,52 @@ func New(opt Options) (*Limiter, error) {
 	if err := opt.setDefaults(); err != nil {
 		return nil, err
 	}
-	l := &Limiter{status: opt.RejectStatus, held: newHolds(opt.MaxHeld)}
-	var err error
-	if l.rules, l.overrides, err = compile(opt.Policies, opt.Overrides, opt.LocalReplicas); err != nil {
+	l := &Limiter{status: opt.RejectStatus, held: newHolds(opt.MaxHeld), opt: opt}
+	if err := l.compile(opt.Policies, opt.Overrides); err != nil {
 		return nil, err
 	}
+	var err error
+	if l.store, err = newStore(opt, l.shaping); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// compile sets the rules of l from policies and overrides.
+func (l *Limiter) compile(policies []Policy, overrides []Override) error {
+	var err error
+	if l.rules, l.overrides, err = compile(policies, overrides, l.opt.LocalReplicas); err != nil {
+		return err
+	}
 	items := make([]string, len(l.rules))
+	l.shaping = false
 	for i, r := range l.rules {
 		items[i] = r.header
 		l.shaping = l.shaping || r.maxDelay > 0
 	}
 	l.policyAll = strings.Join(items, ", ")
-	if l.store, err = newStore(opt, l.shaping); err != nil {
+	return nil
+}
+
+// WithPolicies returns a Limiter with other policies and overrides and l's other options, for a configuration
+// reloaded while the process serves. It keeps what l has counted: the in-process TATs, the Redis store with
+// its health and fallback, the requests held for a slot. A policy keeps its counts under its name, so a
+// tightened one limits at once the callers that already used it, and no reload hands out a fresh burst.
+// Only when shaping is switched on or off is the store built anew (the remembered Redis rejections depend on
+// it). l stays usable: requests already inside it finish under the old policies.
+func (l *Limiter) WithPolicies(policies []Policy, overrides []Override) (*Limiter, error) {
+	n := &Limiter{status: l.status, held: l.held, opt: l.opt, store: l.store}
+	n.opt.Policies, n.opt.Overrides = policies, overrides
+	if err := n.compile(policies, overrides); err != nil {
 		return nil, err
 	}
-	return l, nil
+	if n.shaping != l.shaping {
+		var err error
+		if n.store, err = newStore(n.opt, n.shaping); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
 }
 
 // newStore builds the store of a Limiter: the in-process store at each policy's full rate without Redis; with

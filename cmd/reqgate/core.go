@@ -90,13 +90,51 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err := n.provision(ctx, cfg, log); err != nil {
 		return err
 	}
-	n.api.Store(api.New(st, api.Options{
+	n.api.Store(api.New(st, apiOptions(cfg, log, proxies)))
+	return nil
+}
+
+// apiOptions are the options of the core's XML interface.
+func apiOptions(cfg *config.Config, log *slog.Logger, proxies []netip.Prefix) api.Options {
+	return api.Options{
 		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
 		AuthTTL:        never(cfg.Auth.TTL),
 		SchemaTTL:      never(cfg.Core.SchemaTTL),
 		Logger:         log.With("part", "core"),
 		TrustedProxies: proxies,
-	}))
+	}
+}
+
+// reconfigure serves the XML interface anew with cfg's trusted proxies and schema TTL (a reload): requests
+// in flight finish on the old one, and the new one starts with nothing remembered.
+func (n *coreNode) reconfigure(cfg *config.Config, log *slog.Logger) error {
+	proxies, err := coreProxies(cfg)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	if st == nil || n.api.Load() == nil {
+		return errors.New("core: still starting")
+	}
+	n.api.Store(api.New(st, apiOptions(cfg, log, proxies)))
+	return nil
+}
+
+// applyAccounts applies parsed account files to the open store (a reload), then forgets the credentials and
+// schemas the core remembers, so a changed password or a user marked deleted counts from the next request.
+func (n *coreNode) applyAccounts(ctx context.Context, p *core.Provision) error {
+	n.mu.Lock()
+	st := n.store
+	n.mu.Unlock()
+	if st == nil {
+		return errors.New("core: store not open")
+	}
+	if err := st.Apply(ctx, p); err != nil {
+		return fmt.Errorf("apply account files: %w", err)
+	}
+	n.purge("")
 	return nil
 }
 

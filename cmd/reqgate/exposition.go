@@ -84,7 +84,8 @@ func renameSample(line string) string {
 // families is the metadata of every family a reqgate process exports: its own (each process exports all of
 // them, the ones of roles it does not run stay at zero), then the Go runtime's and the process's.
 var families = map[string]family{
-	"reqgate_build_info": {"gauge", "Always 1; the labels name the release, VCS revision and Go version of the binary."},
+	"reqgate_build_info":           {"gauge", "Always 1; the labels name the release, VCS revision and Go version of the binary."},
+	"reqgate_config_reloads_total": {"counter", "Configuration reloads (SIGHUP), by result: applied, or refused (the configuration in force stays)."},
 
 	"reqgate_gateway_requests_total":             {"counter", "Requests answered by the gateway, by route class, status code and cache outcome."},
 	"reqgate_gateway_request_seconds":            {"histogram", "Time from request to response as seen by the gateway, by route class."},

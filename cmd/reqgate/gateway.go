@@ -18,9 +18,10 @@ import (
 
 // gatewayNode is the gateway with its Redis client (when --redis is set).
 type gatewayNode struct {
-	gw   *gateway.Gateway
-	rdb  *redis.Client
-	addr string
+	gw      *gateway.Gateway
+	rdb     *redis.Client
+	addr    string
+	limiter *ratelimit.Limiter // in force; nil without rate policies
 }
 
 // purge drops an account's cached reads and remembered credentials on every gateway replica.
@@ -45,7 +46,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 			n.closeRedis()
 			return nil, fmt.Errorf("ratelimit: %w", err)
 		}
-		limiter = l
+		limiter, n.limiter = l, l
 	}
 	urls := config.Upstream{URL: upstream}.URLs()
 	if len(urls) == 0 {
@@ -96,6 +97,40 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		}
 	}()
 	return n, nil
+}
+
+// nextLimiter builds the limiter of next's rate policies and overrides for a reload, with the other
+// ratelimit settings of start (they need a restart): from the limiter in force when there is one, so that
+// it keeps its counts. Nil when next has no policies.
+func (n *gatewayNode) nextLimiter(start, next *config.Config, log *slog.Logger) (*ratelimit.Limiter, error) {
+	if len(next.RateLimit.Policies) == 0 {
+		return nil, nil
+	}
+	o := limiterOptions(start, n.rdb, log)
+	p := limiterOptions(next, nil, log)
+	o.Policies, o.Overrides = p.Policies, p.Overrides
+	if n.limiter == nil {
+		return ratelimit.New(o)
+	}
+	return n.limiter.WithPolicies(o.Policies, o.Overrides)
+}
+
+// reconfigure applies the live settings of cfg to the serving gateway, with limiter (from nextLimiter).
+func (n *gatewayNode) reconfigure(cfg *config.Config, limiter *ratelimit.Limiter) error {
+	l := gateway.Live{
+		TrustedProxies:    cfg.Server.TrustedProxies,
+		CORSOrigins:       cfg.CORS.AllowedOrigins,
+		CacheTTL:          cfg.Cache.TTL,
+		CacheStaleIfError: never(cfg.Cache.StaleIfError),
+	}
+	if limiter != nil {
+		l.Limiter = limiter // a nil *Limiter in the interface would not read as "no limiter"
+	}
+	if err := n.gw.Reconfigure(l); err != nil {
+		return err
+	}
+	n.limiter = limiter
+	return nil
 }
 
 // limiterOptions converts the ratelimit section of the configuration.

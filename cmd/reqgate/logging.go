@@ -22,19 +22,13 @@ import (
 // newLogger builds the process logger from log.level and log.format (text or json). Lines go through a
 // logWriter, so the gateway's access log (one line per request) costs a buffer copy, not a write system call.
 //
-// The access logger writes the gateway's access log into the same writer in the same format; it is nil when
-// the level is above info, which turns the access log off. The logger also becomes slog's default and, through
-// redisLogger, go-redis's.
-func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.Logger) {
-	var level slog.Level
-	switch strings.ToLower(c.Level) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
+// The level is the returned LevelVar, which a reload sets (log.level is live). The access logger writes the
+// gateway's access log into the same writer in the same format; the gateway uses it only while the level lets
+// info through, which turns the access log off above info. The logger also becomes slog's default and,
+// through redisLogger, go-redis's.
+func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.Logger, *slog.LevelVar) {
+	level := new(slog.LevelVar)
+	level.Set(parseLevel(c.Level))
 	lw := newLogWriter(w, 100*time.Millisecond)
 	opts := &slog.HandlerOptions{Level: level}
 	format := "text"
@@ -46,11 +40,21 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.
 	l := slog.New(h)
 	slog.SetDefault(l)
 	redis.SetLogger(redisLogger{l.With("part", "redis")})
-	var access *accesslog.Logger
-	if level <= slog.LevelInfo {
-		access = accesslog.New(infoLines{lw}, format, "part", "gateway")
+	access := accesslog.New(infoLines{lw}, format, "part", "gateway")
+	return l, lw, access, level
+}
+
+// parseLevel reads log.level (validated by package config); anything else is info.
+func parseLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
 	}
-	return l, lw, access
+	return slog.LevelInfo
 }
 
 // logWriter buffers log lines and flushes them every interval, when the buffer fills, and on Close. A

@@ -11,7 +11,8 @@
 //	reqgate openapi   print the OpenAPI document of the interface (what the gateway serves at /openapi.json)
 //
 // Flags, REQGATE_* variables and the --config file are read by package config; this package only wires the
-// parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully.
+// parts together and runs them until SIGINT or SIGTERM, then shuts them down gracefully. SIGHUP reads the
+// configuration and the account files again and applies what can change without a restart (reload.go).
 package main
 
 import (
@@ -82,6 +83,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reqgate: unknown command %q\n\n%s", role, usage)
 		return 2
 	}
+	// SIGHUP reloads the configuration (reload.go) instead of ending the process, from before the
+	// configuration is read: a signal sent during the start waits until the parts run.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	cfg, err := config.Load(role, rest, environ)
 	if errors.Is(err, config.ErrHelp) {
 		fmt.Fprint(stdout, config.Usage(role))
@@ -91,7 +97,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "reqgate %s: %v\n", role, err)
 		return 2
 	}
-	log, logw, access := newLogger(cfg.Log, stderr)
+	log, logw, access, level := newLogger(cfg.Log, stderr)
 	defer logw.Close()
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
@@ -99,7 +105,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	bi := readBuildInfo()
 	registerBuildInfo(bi)
 	log.Info("reqgate starting", "role", role, "version", bi.Version, "revision", bi.Revision, "go", bi.GoVersion)
-	if err := runRole(ctx, cfg, log, access, stdout); err != nil {
+	rl := newReloader(cfg, rest, environ, log, level)
+	if err := runRole(ctx, cfg, rl, hup, access, stdout); err != nil {
 		log.Error("reqgate stopped", "role", role, "err", err)
 		return 1
 	}

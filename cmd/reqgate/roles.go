@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -107,9 +108,10 @@ func (r *readiness) ready(ctx context.Context) error {
 
 // runRole binds the listeners of cfg.Role, starts the admin listener at once (so /healthz answers and /readyz
 // says 503 while the store is reached and the account files are applied), starts the parts, serves until ctx
-// is cancelled or a server fails, then shuts the parts down in order: the gateway first (no new requests reach
-// the core), then the core and its store.
-func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *accesslog.Logger, stdout io.Writer) error {
+// is cancelled or a server fails, reloading the configuration on every signal from hup (reload.go), then shuts
+// the parts down in order: the gateway first (no new requests reach the core), then the core and its store.
+func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan os.Signal, access *accesslog.Logger, stdout io.Writer) error {
+	log := rl.log
 	lns, err := bind(cfg)
 	if err != nil {
 		return err
@@ -143,37 +145,10 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		lns.admin = nil
 		log.Info("admin listening", "addr", admin.addr)
 	}
-
-	var (
-		publicURL string
-		core      *coreNode
-	)
-	switch cfg.Role {
-	case config.RoleCore:
-		core = startCore(cfg, log, lns.public, errc)
-		lns.public = nil
-		parts = append(parts, core)
-		publicURL = "http://" + core.addr
-	case config.RoleGateway:
-		g, err := startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, errc)
-		if err != nil {
-			return fail(err)
-		}
-		lns.public = nil
-		parts = append(parts, g)
-		publicURL = "http://" + g.addr
-	case config.RoleServe:
-		core = startCore(cfg, log, lns.core, errc)
-		lns.core = nil
-		parts = append(parts, core)
-		g, err := startGateway(cfg, log, access, lns.public, "http://"+core.addr, errc)
-		if err != nil {
-			return fail(err)
-		}
-		lns.public = nil
-		parts = append([]part{g}, parts...)
-		publicURL = "http://" + g.addr
-		log.Info("core listening (internal)", "addr", core.addr)
+	rp, err := startParts(cfg, log, access, lns, errc)
+	parts = rp.parts
+	if err != nil {
+		return fail(err)
 	}
 	for _, p := range parts {
 		ready.add(p)
@@ -181,26 +156,61 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 	if admin != nil {
 		parts = append(parts, admin) // last: /healthz answers until the end
 	}
-	if core != nil {
-		if err := core.open(ctx, cfg, log); err != nil {
+	if rp.core != nil {
+		if err := rp.core.open(ctx, cfg, log); err != nil {
 			return fail(err)
 		}
 	}
 	ready.done()
-	log.Info("reqgate started", "role", cfg.Role, "listen", publicURL)
-	if core != nil && core.demo {
-		base := publicURL
+	rl.attach(rp.gw, rp.core)
+	log.Info("reqgate started", "role", cfg.Role, "listen", rp.publicURL)
+	if rp.core != nil && rp.core.demo {
+		base := rp.publicURL
 		fmt.Fprintf(stdout, "\nDemo account ready:\n  base URL (v2): %s/api2/demo\n  base URL (v1): %s/api/demo\n"+
 			"  users: demo / demo, viewer / viewer\n  try:   curl -u demo:demo %s/api2/demo/re/1\n\n", base, base, base)
 	}
-
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", "signal")
-	case err = <-errc:
-		log.Error("server failed, shutting down", "err", err)
-	}
+	err = rl.serveUntil(ctx, hup, errc)
 	return errors.Join(err, stopAll())
+}
+
+// roleParts are the parts startParts started.
+type roleParts struct {
+	parts     []part       // in shutdown order, also when a start failed half-way
+	gw        *gatewayNode // nil in the core role
+	core      *coreNode    // nil in the gateway role
+	publicURL string
+}
+
+// startParts starts the core and the gateway of cfg.Role on the listeners they take over from lns.
+func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, lns *listeners, errc chan<- error) (*roleParts, error) {
+	rp := &roleParts{}
+	var err error
+	switch cfg.Role {
+	case config.RoleCore:
+		rp.core = startCore(cfg, log, lns.public, errc)
+		lns.public = nil
+		rp.parts = append(rp.parts, rp.core)
+		rp.publicURL = "http://" + rp.core.addr
+	case config.RoleGateway:
+		if rp.gw, err = startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, errc); err != nil {
+			return rp, err
+		}
+		lns.public = nil
+		rp.parts = append(rp.parts, rp.gw)
+		rp.publicURL = "http://" + rp.gw.addr
+	case config.RoleServe:
+		rp.core = startCore(cfg, log, lns.core, errc)
+		lns.core = nil
+		rp.parts = append(rp.parts, rp.core)
+		if rp.gw, err = startGateway(cfg, log, access, lns.public, "http://"+rp.core.addr, errc); err != nil {
+			return rp, err
+		}
+		lns.public = nil
+		rp.parts = append([]part{rp.gw}, rp.parts...)
+		rp.publicURL = "http://" + rp.gw.addr
+		log.Info("core listening (internal)", "addr", rp.core.addr)
+	}
+	return rp, nil
 }
 
 // listen opens a TCP listener, naming the address in the error.

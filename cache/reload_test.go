@@ -1,0 +1,63 @@
+package cache
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSetTTL changes the TTL and StaleIfError of a cache that holds an entry: freshness and the stale
+// stand-in follow the new values at once, for the entry stored before too.
+func TestSetTTL(t *testing.T) {
+	tests := []struct {
+		name       string
+		ttl, stale time.Duration // given to SetTTL
+		age        time.Duration // of the entry when read
+		wantFound  bool
+		wantFresh  bool
+	}{
+		{"unchanged fresh", 10 * time.Second, time.Minute, 9 * time.Second, true, true},
+		{"shortened ttl", 2 * time.Second, time.Minute, 3 * time.Second, true, false},
+		{"lengthened ttl", 20 * time.Second, time.Minute, 15 * time.Second, true, true},
+		{"shortened stale", 2 * time.Second, 5 * time.Second, 8 * time.Second, false, false},
+		{"never stale", 2 * time.Second, -1, 3 * time.Second, false, false},
+		{"defaults", 0, 0, 29 * time.Second, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &clock{now: time.Unix(1_700_000_000, 0)}
+			c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
+			key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+			if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
+				t.Fatal(err)
+			}
+			c.SetTTL(tt.ttl, tt.stale)
+			clk.Add(tt.age)
+			l, ok := c.Get(key)
+			if ok != tt.wantFound || l.Fresh != tt.wantFresh {
+				t.Errorf("found=%v fresh=%v, want %v %v", ok, l.Fresh, tt.wantFound, tt.wantFresh)
+			}
+		})
+	}
+}
+
+// TestSetTTLWhileBusDown: while the bus is down the shorter bus-down freshness stays in force under a new
+// TTL, and the new TTL applies once the bus is back.
+func TestSetTTLWhileBusDown(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
+	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	c.SetBusUp(false)
+	c.SetTTL(20*time.Second, 0)
+	clk.Add(2 * time.Second)
+	if l, _ := c.Get(key); l.Fresh {
+		t.Error("fresh at 2s while the bus is down")
+	}
+	c.SetBusUp(true)
+	clk.Add(13 * time.Second)
+	if l, _ := c.Get(key); !l.Fresh {
+		t.Error("not fresh at 15s under a TTL of 20s")
+	}
+}
