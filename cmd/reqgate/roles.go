@@ -161,7 +161,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		}
 		lns.public = nil
 		parts = append(parts, g)
-		publicURL = "http://" + g.addr
+		publicURL = g.url()
 	case config.RoleServe:
 		core = startCore(cfg, log, lns.core, errc)
 		lns.core = nil
@@ -172,7 +172,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		}
 		lns.public = nil
 		parts = append([]part{g}, parts...)
-		publicURL = "http://" + g.addr
+		publicURL = g.url()
 		log.Info("core listening (internal)", "addr", core.addr)
 	}
 	for _, p := range parts {
