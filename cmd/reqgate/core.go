@@ -155,17 +155,16 @@ func applyAccountFiles(ctx context.Context, st core.Store, files []string, stder
 		records += len(a.Records)
 		rels += len(a.Relationships)
 	}
-	var pr *progress
+	pr := newProgressLog("apply", log, progressEvery)
 	if records >= barMinRecords {
-		pr = newProgress("apply", int64(records), stderr, log)
-	} else {
-		pr = newProgressLog("apply", int64(records), log, progressEvery)
+		pr = newProgress("apply", stderr, log)
 	}
-	err = st.Apply(core.WithProgress(ctx, pr.add), p)
-	elapsed := pr.finish()
-	if err != nil {
+	pr.stage("apply account files", records)
+	if err := st.Apply(core.WithProgress(ctx, pr.add), p); err != nil {
+		pr.abort()
 		return fmt.Errorf("apply account files: %w", err)
 	}
+	elapsed := pr.finish()
 	log.Info("account files applied", "files", files, "accounts", len(p.Accounts), "users", users,
 		"custom_objects", objects, "views", views, "records", records, "relationships", rels,
 		"elapsed", elapsed.Round(time.Millisecond).String())

@@ -14,52 +14,43 @@ import (
 // progressEvery is how often a progress line is logged when the output is not a terminal. Tests lower it.
 var progressEvery = 5 * time.Second
 
-// progress shows how far a long piece of work (store copy, applying account files) has come, in records: a bar
-// on a terminal, otherwise a log line at most every interval with the records done, the total and the rate.
-// It is used from the one goroutine doing the work.
+// progress shows how far a long piece of work (store copy, applying account files) has come, in records: on a
+// terminal a bar per stage (an account of store copy), otherwise a log line at most every interval with the
+// records done, the total known so far and the rate. It is used from the one goroutine doing the work.
 type progress struct {
-	what  string // "copy", "apply"
-	total int64
+	what  string // "copy", "apply": the log lines' message is what+" progress"
+	total int64  // records of the stages started so far
 	done  int64
 	start time.Time
 
-	bar   *progressbar.ProgressBar // on a terminal; nil otherwise
-	out   io.Writer                // the bar's terminal
+	out io.Writer                // the terminal the bars are drawn on; nil for log lines
+	bar *progressbar.ProgressBar // of the current stage, on a terminal
+
 	log   *slog.Logger
 	every time.Duration
 	last  time.Time // of the last log line
 }
 
-// newProgress reports to stderr: a bar when it is a terminal, otherwise lines logged to log at most every
-// progressEvery. total is the number of records expected so far (grow adds to it).
-func newProgress(what string, total int64, stderr io.Writer, log *slog.Logger) *progress {
+// newProgress reports to stderr with bars when it is a terminal, otherwise with lines logged to log at most
+// every progressEvery.
+func newProgress(what string, stderr io.Writer, log *slog.Logger) *progress {
 	if isTerminal(stderr) {
-		return newProgressBar(what, total, stderr)
+		return newProgressBar(what, stderr)
 	}
-	return newProgressLog(what, total, log, progressEvery)
+	return newProgressLog(what, log, progressEvery)
 }
 
-// newProgressBar draws a bar on w.
-func newProgressBar(what string, total int64, w io.Writer) *progress {
-	p := newProgressLog(what, total, nil, 0)
+// newProgressBar draws bars on w.
+func newProgressBar(what string, w io.Writer) *progress {
+	p := newProgressLog(what, nil, 0)
 	p.out = w
-	p.bar = progressbar.NewOptions64(max(total, 1),
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionSetItsString("records"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetRenderBlankState(true),
-	)
 	return p
 }
 
-// newProgressLog logs a line to log at most every interval (every call when 0).
-func newProgressLog(what string, total int64, log *slog.Logger, every time.Duration) *progress {
+// newProgressLog logs a line to log at most every interval (at every call when 0).
+func newProgressLog(what string, log *slog.Logger, every time.Duration) *progress {
 	now := time.Now()
-	return &progress{what: what, total: total, start: now, log: log, every: every, last: now}
+	return &progress{what: what, start: now, log: log, every: every, last: now}
 }
 
 // isTerminal reports whether w is a terminal, where a bar redrawn in place can be read.
@@ -68,12 +59,23 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// grow adds n records to the total expected.
-func (p *progress) grow(n int) {
+// stage starts a part of the work of n records, named name on its bar.
+func (p *progress) stage(name string, n int) {
+	p.endStage()
 	p.total += int64(n)
-	if p.bar != nil {
-		p.bar.ChangeMax64(max(p.total, 1))
+	if p.out == nil {
+		return
 	}
+	p.bar = progressbar.NewOptions64(max(int64(n), 1),
+		progressbar.OptionSetWriter(p.out),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionSetItsString("records"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetRenderBlankState(true), // starts the clock of the rate with the stage
+	)
 }
 
 // add counts n records done.
@@ -83,10 +85,37 @@ func (p *progress) add(n int) {
 		_ = p.bar.Add(n)
 		return
 	}
+	if p.out != nil {
+		return
+	}
 	if now := time.Now(); now.Sub(p.last) >= p.every {
 		p.last = now
 		p.log.Info(p.what+" progress", "records", p.done, "total", p.total, "records_per_s", p.rate(now))
 	}
+}
+
+// endStage fills the current stage's bar and ends its line, so that what is printed next starts on a line of
+// its own.
+func (p *progress) endStage() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		_, _ = fmt.Fprintln(p.out)
+		p.bar = nil
+	}
+}
+
+// abort ends the current stage's bar where it stands (the work failed).
+func (p *progress) abort() {
+	if p.bar != nil {
+		_, _ = fmt.Fprintln(p.out)
+		p.bar = nil
+	}
+}
+
+// finish ends the last stage and returns the time since the start.
+func (p *progress) finish() time.Duration {
+	p.endStage()
+	return time.Since(p.start)
 }
 
 // rate is the records done per second since the start, rounded.
@@ -96,21 +125,4 @@ func (p *progress) rate(now time.Time) int64 {
 		return 0
 	}
 	return int64(float64(p.done)/s + 0.5)
-}
-
-// clear takes the bar off its line, so that a line printed next is not drawn over; the bar comes back with
-// the next records.
-func (p *progress) clear() {
-	if p.bar != nil {
-		_ = p.bar.Clear()
-	}
-}
-
-// finish ends the bar and returns the time since the start.
-func (p *progress) finish() time.Duration {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		_, _ = fmt.Fprintln(p.out) // the bar stays on its line
-	}
-	return time.Since(p.start)
 }

@@ -19,17 +19,19 @@ import (
 // total and the rate each time the interval has passed (every call at interval 0), no bar.
 func TestProgressLog(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress("copy", 30, &buf, slog.New(slog.NewTextHandler(&buf, nil)))
-	if p.bar != nil {
-		t.Fatal("a bar on a buffer, which is not a terminal")
+	p := newProgress("copy", &buf, slog.New(slog.NewTextHandler(&buf, nil)))
+	if p.out != nil {
+		t.Fatal("bars on a buffer, which is not a terminal")
 	}
 	p.every = 0
-	for range 3 {
-		p.add(10)
-	}
+	p.stage("a", 20)
+	p.add(10)
+	p.add(10)
+	p.stage("b", 10)
+	p.add(10)
 	p.finish()
 	out := buf.String()
-	for i, want := range []string{"records=10 total=30", "records=20 total=30", "records=30 total=30"} {
+	for i, want := range []string{"records=10 total=20", "records=20 total=20", "records=30 total=30"} {
 		if !strings.Contains(out, "msg=\"copy progress\" "+want) {
 			t.Errorf("line %d %q missing:\n%s", i, want, out)
 		}
@@ -39,21 +41,29 @@ func TestProgressLog(t *testing.T) {
 	}
 }
 
-// TestProgressBar draws the bar into a buffer standing in for a terminal: it shows the description and the
-// records done of the total, which grows as accounts are exported.
+// TestProgressBar draws the bars into a buffer standing in for a terminal: one per stage, each with its name
+// and its records done of its total, ended on a line of its own; a stage without records is filled too.
 func TestProgressBar(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgressBar("copy", 0, &buf)
-	p.grow(40)
+	p := newProgressBar("copy", &buf)
+	p.stage(`copy "a"`, 40)
 	p.add(15)
-	p.grow(60)
-	p.add(85)
+	p.add(25)
+	p.stage(`copy "b"`, 0)
+	p.stage(`copy "c"`, 60)
+	p.add(60)
 	p.finish()
 	out := buf.String()
-	for _, want := range []string{"copy", "100/100", "100%", "records"} {
+	for _, want := range []string{`copy "a"`, "40/40", `copy "b"`, "1/1", `copy "c"`, "60/60", "100%", "records"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bar output lacks %q:\n%q", want, out)
 		}
+	}
+	if got := strings.Count(out, "\n"); got != 3 {
+		t.Errorf("%d line ends, want one per bar:\n%q", got, out)
+	}
+	if p.done != 100 || p.total != 100 {
+		t.Errorf("done %d of %d, want 100 of 100", p.done, p.total)
 	}
 }
 

@@ -269,9 +269,9 @@ func storeCopy(ctx context.Context, from, to string, keys []string, replace bool
 			return fmt.Errorf("source: %w", err)
 		}
 	}
-	pr := newProgress("copy", 0, stderr, slog.New(slog.NewTextHandler(stderr, nil)))
+	pr := newProgress("copy", stderr, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err := copyAccounts(ctx, exp, imp, keys, replace, pr, stdout); err != nil {
-		pr.clear() // the error is printed on a line of its own
+		pr.abort() // the error is printed on a line of its own
 		return err
 	}
 	return nil
@@ -285,13 +285,13 @@ func copyAccounts(ctx context.Context, exp core.Exporter, imp core.Importer, key
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
-		pr.grow(len(snap.Records))
+		pr.stage(fmt.Sprintf("copy %q", key), len(snap.Records))
 		if err := imp.Import(core.WithProgress(ctx, pr.add), snap, replace); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 		n := countSnapshot(snap)
 		total.add(n)
-		pr.clear()
+		pr.endStage()
 		fmt.Fprintf(stdout, "copied account %q: %s\n", key, n)
 	}
 	elapsed := pr.finish()
