@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
 )
 
@@ -74,4 +79,66 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// TestReloadCerts calls the gateway node's reloadCerts, the entry point of the SIGHUP reload: after the files
+// are replaced with a new pair the next handshake gets it; a pair that does not match is refused and the one
+// before stays; a node without TLS has nothing to reload.
+func TestReloadCerts(t *testing.T) {
+	dir := t.TempDir()
+	first := certstest.Write(t, dir, "gw")
+	cfg := config.Default(config.RoleGateway)
+	cfg.Server.TLSCertFile, cfg.Server.TLSKeyFile = first.CertFile, first.KeyFile
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	n, err := startGateway(cfg, log, nil, ln, "http://127.0.0.1:1", errc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.shutdown(context.Background()) })
+	if !strings.HasPrefix(n.url(), "https://") {
+		t.Errorf("url %q, want https://", n.url())
+	}
+	serial := func() string {
+		t.Helper()
+		c, err := tls.Dial("tcp", n.addr, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	second, third := certstest.New(t, "second"), certstest.New(t, "third")
+	tests := []struct {
+		name      string
+		cert, key []byte
+		ok        bool
+		want      string
+	}{
+		{"new pair", second.CertPEM, second.KeyPEM, true, second.Cert.SerialNumber.String()},
+		{"key of another certificate", third.CertPEM, second.KeyPEM, false, second.Cert.SerialNumber.String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(first.CertFile, tt.cert, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(first.KeyFile, tt.key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.reloadCerts(log); (err == nil) != tt.ok {
+				t.Fatalf("reloadCerts: %v, want ok=%v", err, tt.ok)
+			}
+			if got := serial(); got != tt.want {
+				t.Errorf("serial %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if err := (&gatewayNode{}).reloadCerts(log); err != nil {
+		t.Errorf("reloadCerts without TLS: %v", err)
+	}
 }
