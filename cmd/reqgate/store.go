@@ -113,7 +113,9 @@ const storeUsage = `Usage:
       file to PostgreSQL, or back: users with their password hashes, objects, fields, views, records (deleted ones
       too, with versions and times), field history, relationships and id counters. Each account is
       written in one transaction: all of it or nothing. An account the target already holds is refused
-      unless --replace is given, which replaces it in that same transaction.
+      unless --replace is given, which replaces it in that same transaction. Progress in records goes to
+      stderr (a bar on a terminal, a log line every 5s otherwise); stdout gets a line per account and a summary
+      with the counts and the time taken.
 `
 
 // accountList collects repeated --account flags (a comma-separated value also works).
