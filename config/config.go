@@ -60,6 +60,10 @@ type Server struct {
 	// the gateways and proxies in front of a `reqgate core`: only from them are X-Forwarded-Proto and
 	// X-Forwarded-Host believed (and, by the gateway, X-Forwarded-For). Default none.
 	TrustedProxies []string
+	// TLSCertFile and TLSKeyFile are PEM files of the certificate (chain) and private key the gateway's public
+	// listener presents (roles serve and gateway): set both to serve HTTPS, neither to serve plain HTTP (the
+	// default). The files are read again on SIGHUP.
+	TLSCertFile, TLSKeyFile string
 }
 
 // Admin configures the admin listener.

@@ -43,6 +43,8 @@ var settings = []*setting{
 	{path: "server.max_conns", help: "open client connections", field: func(c *Config) any { return &c.Server.MaxConns }},
 	{path: "server.max_conns_per_ip", help: "open client connections of one client IP (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerIP }},
 	{path: "server.trusted_proxies", help: "networks (CIDR or IP) of proxies whose X-Forwarded-For/-Proto/-Host the gateway (and the core role) believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
+	{path: "server.tls_cert_file", help: "PEM certificate (chain) `FILE` of the gateway's HTTPS listener; with server.tls_key_file", field: func(c *Config) any { return &c.Server.TLSCertFile }},
+	{path: "server.tls_key_file", help: "PEM private key `FILE` of the gateway's HTTPS listener; with server.tls_cert_file", field: func(c *Config) any { return &c.Server.TLSKeyFile }},
 
 	{path: "store.connect_timeout", help: "how long an unreachable PostgreSQL store is retried at start; 0 = once",
 		field: func(c *Config) any { return &c.Store.ConnectTimeout }},

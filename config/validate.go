@@ -73,6 +73,7 @@ func (c *Config) Validate() error {
 		k.fail("server.max_conns_per_ip", "must be between 1 and server.max_conns (%d)", c.Server.MaxConns)
 	}
 	k.proxies(c.Server.TrustedProxies)
+	k.tls(c.Role, c.Server.TLSCertFile, c.Server.TLSKeyFile)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 

@@ -90,11 +90,10 @@ func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (string, 
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve).
 func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
-	gc, ok := nc.(*conn)
-	if !ok {
+	m := memoOf(nc)
+	if m == nil {
 		return c.check(auth, apiKey, now)
 	}
-	m := &gc.auth
 	if m.cred.present && m.apiKey == apiKey && bytes.Equal(m.raw, auth) {
 		_, verified := c.lookup(m.cred.digest, now)
 		return m.cred, verified

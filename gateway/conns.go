@@ -21,10 +21,10 @@ type connLimiter struct {
 	exempt  func() []netip.Prefix // the trusted proxies in force
 	mu      sync.Mutex
 	open    map[netip.Addr]int
-	refusal []byte
+	refusal []byte // written to a refused connection; nil closes it without a word (TLS)
 }
 
-func limitConns(ln net.Listener, perIP int, exempt func() []netip.Prefix) net.Listener {
+func limitConns(ln net.Listener, perIP int, exempt func() []netip.Prefix) *connLimiter {
 	return &connLimiter{Listener: ln, perIP: perIP, exempt: exempt, open: make(map[netip.Addr]int),
 		refusal: []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n" +
 			"Content-Length: 52\r\nConnection: close\r\n\r\nToo many connections from this address; retry later.")}
@@ -49,8 +49,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if n >= l.perIP {
 			l.mu.Unlock()
 			connsRefused.Inc()
-			_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			_, _ = c.Write(l.refusal)
+			if l.refusal != nil {
+				_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+				_, _ = c.Write(l.refusal)
+			}
 			_ = c.Close()
 			continue
 		}

@@ -182,6 +182,7 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 			return fasthttp.ErrTimeout
 		}
 		wasOut := !be.usable(time.Now().UnixNano())
+		schemeFor(req, be.hc)
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
 			be.sent.Add(1)
@@ -283,7 +284,20 @@ func connectionLost(err error) bool {
 
 // do sends req upstream; the error is classified by status.
 func (u *upstream) do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	if hc, ok := u.client.(*fasthttp.HostClient); ok {
+		schemeFor(req, hc)
+	}
 	return u.client.DoTimeout(req, resp, u.timeout)
+}
+
+// schemeFor gives req the scheme hc speaks. A request read from a TLS connection has the scheme https, and
+// fasthttp's client refuses to send a request whose scheme is not its own (ErrHostClientRedirectToDifferentScheme).
+func schemeFor(req *fasthttp.Request, hc *fasthttp.HostClient) {
+	if hc.IsTLS {
+		req.URI().SetScheme("https")
+	} else {
+		req.URI().SetScheme("http")
+	}
 }
 
 // upstreamStatus maps a failed upstream exchange to the gateway's answer: 504 for a timeout, 503 when no

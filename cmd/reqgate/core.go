@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
@@ -170,17 +173,48 @@ func coreProxies(cfg *config.Config) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// barMinRecords is the number of seed records from which applying account files draws a bar on a terminal:
+// below it the bar would only flash by at every start.
+const barMinRecords = 1000
+
+// applyAccountFiles applies the account files to st and logs a summary: the counts of what the files hold
+// and the time taken. Seed records count as progress: a bar on stderr when it is a terminal and the files
+// hold at least barMinRecords of them, otherwise a log line every few seconds.
+func applyAccountFiles(ctx context.Context, st core.Store, files []string, stderr io.Writer, log *slog.Logger) error {
+	p, err := accounts.LoadFiles(files...)
+	if err != nil {
+		return fmt.Errorf("account files: %w", err)
+	}
+	var users, objects, views, records, rels int
+	for _, a := range p.Accounts {
+		users += len(a.Users)
+		objects += len(a.Objects)
+		views += len(a.Views)
+		records += len(a.Records)
+		rels += len(a.Relationships)
+	}
+	pr := newProgressLog("apply", log, progressEvery)
+	if records >= barMinRecords {
+		pr = newProgress("apply", stderr, log)
+	}
+	pr.stage("apply account files", records)
+	if err := st.Apply(core.WithProgress(ctx, pr.add), p); err != nil {
+		pr.abort()
+		return fmt.Errorf("apply account files: %w", err)
+	}
+	elapsed := pr.finish()
+	log.Info("account files applied", "files", files, "accounts", len(p.Accounts), "users", users,
+		"custom_objects", objects, "views", views, "records", records, "relationships", rels,
+		"elapsed", elapsed.Round(time.Millisecond).String())
+	return nil
+}
+
 // provision applies --accounts files, then gives an empty store the demo account when running `serve`.
 func (n *coreNode) provision(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if len(cfg.Accounts) > 0 {
-		p, err := accounts.LoadFiles(cfg.Accounts...)
-		if err != nil {
-			return fmt.Errorf("account files: %w", err)
+		if err := applyAccountFiles(ctx, n.store, cfg.Accounts, os.Stderr, log); err != nil {
+			return err
 		}
-		if err := n.store.Apply(ctx, p); err != nil {
-			return fmt.Errorf("apply account files: %w", err)
-		}
-		log.Info("account files applied", "files", cfg.Accounts, "accounts", len(p.Accounts))
 	}
 	if cfg.Role != config.RoleServe {
 		return nil

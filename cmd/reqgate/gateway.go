@@ -13,6 +13,7 @@ import (
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/gateway/certs"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -22,6 +23,37 @@ type gatewayNode struct {
 	rdb     *redis.Client
 	addr    string
 	limiter *ratelimit.Limiter // in force; nil without rate policies
+	certs   *certs.Holder      // nil when the public listener serves plain HTTP
+}
+
+// url is the gateway's base URL as callers reach it on its listener.
+func (n *gatewayNode) url() string {
+	if n.certs != nil {
+		return "https://" + n.addr
+	}
+	return "http://" + n.addr
+}
+
+// reloadCerts reads server.tls_cert_file and server.tls_key_file again and presents the new pair to the
+// handshakes from then on (connections already open keep theirs). When the files do not hold a valid pair
+// the pair in use stays and the error says why. Without TLS it does nothing. The file names are those of the
+// start: a reload reads the same paths.
+func (n *gatewayNode) reloadCerts(log *slog.Logger) error {
+	if n.certs == nil {
+		return nil
+	}
+	if err := n.certs.Reload(); err != nil {
+		return fmt.Errorf("server.tls_cert_file: %w", err)
+	}
+	logCertificate(log, "tls certificate reloaded", n.certs)
+	return nil
+}
+
+// logCertificate logs the subject and expiry of the pair h serves.
+func logCertificate(log *slog.Logger, msg string, h *certs.Holder) {
+	if leaf := h.Certificate().Leaf; leaf != nil {
+		log.Info(msg, "subject", leaf.Subject.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
 }
 
 // purge drops an account's cached reads and remembered credentials on every gateway replica.
@@ -52,6 +84,15 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 	if len(urls) == 0 {
 		n.closeRedis()
 		return nil, errors.New("gateway: no upstream URL")
+	}
+	if cfg.Server.TLSCertFile != "" {
+		h, err := certs.Load(cfg.Server.TLSCertFile, cfg.Server.TLSKeyFile)
+		if err != nil {
+			n.closeRedis()
+			return nil, fmt.Errorf("server.tls_cert_file: %w", err)
+		}
+		n.certs = h
+		logCertificate(log, "tls certificate loaded", h)
 	}
 	gw, err := gateway.New(gateway.Options{
 		Upstreams:        urls,
@@ -92,7 +133,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 	n.gw = gw
 	n.addr = ln.Addr().String()
 	go func() {
-		if err := gw.Serve(ln); err != nil {
+		if err := n.serve(ln); err != nil {
 			errc <- err
 		}
 	}()
@@ -131,6 +172,14 @@ func (n *gatewayNode) reconfigure(cfg *config.Config, limiter *ratelimit.Limiter
 	}
 	n.limiter = limiter
 	return nil
+}
+
+// serve runs the gateway on ln, behind TLS when certificates are configured.
+func (n *gatewayNode) serve(ln net.Listener) error {
+	if n.certs != nil {
+		return n.gw.ServeTLS(ln, n.certs.TLSConfig())
+	}
+	return n.gw.Serve(ln)
 }
 
 // limiterOptions converts the ratelimit section of the configuration.

@@ -71,7 +71,17 @@ func newReloader(cfg *config.Config, args, environ []string, log *slog.Logger, l
 }
 
 // attach names the parts a reload reconfigures, once they have started.
-func (r *reloader) attach(gw *gatewayNode, c *coreNode) { r.gw, r.core = gw, c }
+func (r *reloader) attach(gw *gatewayNode, c *coreNode) {
+	r.gw, r.core = gw, c
+	if gw != nil && gw.certs != nil {
+		r.others = append(r.others, reloadFunc(func() error { return gw.reloadCerts(r.log) }))
+	}
+}
+
+// reloadFunc is a function as a reloadable part.
+type reloadFunc func() error
+
+func (f reloadFunc) Reload() error { return f() }
 
 // plan is a reloaded configuration, checked and ready to apply.
 type plan struct {
@@ -192,7 +202,7 @@ func (r *reloader) purgeAccounts(p *core.Provision) {
 }
 
 // serveUntil runs until ctx ends or a server fails, reloading on every signal from hup and, with
-// reload.watch, when the --config file or an account file changed.
+// reload.watch, when the --config file, the TLS files or an account file changed.
 func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-chan error) error {
 	var tick <-chan time.Time
 	if r.start.Reload.Watch > 0 {
@@ -224,11 +234,13 @@ func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-
 	}
 }
 
-// stamp is the modification time and size of the --config file and the account files in force: what the
-// watch compares. A file that cannot be read stamps as missing.
+// stamp is the modification time and size of the --config file, the TLS certificate and key (a renewal
+// replaces them in place) and the account files in force: what the watch compares. A file that cannot be read
+// stamps as missing.
 func (r *reloader) stamp() string {
 	var b strings.Builder
-	for _, p := range append([]string{r.start.ConfigFile}, r.cur.Accounts...) {
+	files := []string{r.start.ConfigFile, r.start.Server.TLSCertFile, r.start.Server.TLSKeyFile}
+	for _, p := range append(files, r.cur.Accounts...) {
 		if p == "" {
 			continue
 		}

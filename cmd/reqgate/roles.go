@@ -197,7 +197,7 @@ func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, 
 		}
 		lns.public = nil
 		rp.parts = append(rp.parts, rp.gw)
-		rp.publicURL = "http://" + rp.gw.addr
+		rp.publicURL = rp.gw.url()
 	case config.RoleServe:
 		rp.core = startCore(cfg, log, lns.core, errc)
 		lns.core = nil
@@ -207,7 +207,7 @@ func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, 
 		}
 		lns.public = nil
 		rp.parts = append([]part{rp.gw}, rp.parts...)
-		rp.publicURL = "http://" + rp.gw.addr
+		rp.publicURL = rp.gw.url()
 		log.Info("core listening (internal)", "addr", rp.core.addr)
 	}
 	return rp, nil

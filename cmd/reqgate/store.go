@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,7 +113,9 @@ const storeUsage = `Usage:
       file to PostgreSQL, or back: users with their password hashes, objects, fields, views, records (deleted ones
       too, with versions and times), field history, relationships and id counters. Each account is
       written in one transaction: all of it or nothing. An account the target already holds is refused
-      unless --replace is given, which replaces it in that same transaction.
+      unless --replace is given, which replaces it in that same transaction. Progress in records goes to
+      stderr (a bar on a terminal, a log line every 5s otherwise); stdout gets a line per account and a summary
+      with the counts and the time taken.
 `
 
 // accountList collects repeated --account flags (a comma-separated value also works).
@@ -129,6 +132,14 @@ func (a *accountList) Set(v string) error {
 	return nil
 }
 
+// storeArgs are the flags of `reqgate store migrate|copy`.
+type storeArgs struct {
+	sub          string // "migrate" or "copy"
+	db, from, to string
+	replace      bool
+	keys         accountList
+}
+
 // runStoreCommand runs `reqgate store migrate|copy`.
 func runStoreCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -142,61 +153,72 @@ func runStoreCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return 0
 	}
+	sa, code := parseStoreArgs(args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	var err error
+	switch sa.sub {
+	case "migrate":
+		err = storeMigrate(ctx, sa.db, stdout)
+	case "copy":
+		err = storeCopy(ctx, sa.from, sa.to, sa.keys, sa.replace, stdout, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reqgate store %s: %v\n", sa.sub, err)
+		return 1
+	}
+	return 0
+}
+
+// parseStoreArgs reads the flags of the subcommand args[0]. It returns the exit code when the command ends
+// here (usage asked for, or refused), or -1.
+func parseStoreArgs(args []string, stdout, stderr io.Writer) (*storeArgs, int) {
+	sa := &storeArgs{sub: args[0]}
 	fs := flag.NewFlagSet("reqgate store "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var (
-		db, from, to string
-		replace      bool
-		keys         accountList
-	)
 	switch args[0] {
 	case "migrate":
-		fs.StringVar(&db, "db", "", "store to migrate")
+		fs.StringVar(&sa.db, "db", "", "store to migrate")
 	case "copy":
-		fs.StringVar(&from, "from", "", "source store")
-		fs.StringVar(&to, "to", "", "target store")
-		fs.Var(&keys, "account", "api_key of an account to copy (repeatable; default: all)")
-		fs.BoolVar(&replace, "replace", false, "replace accounts the target already holds")
+		fs.StringVar(&sa.from, "from", "", "source store")
+		fs.StringVar(&sa.to, "to", "", "target store")
+		fs.Var(&sa.keys, "account", "api_key of an account to copy (repeatable; default: all)")
+		fs.BoolVar(&sa.replace, "replace", false, "replace accounts the target already holds")
 	default:
 		fmt.Fprintf(stderr, "reqgate store: unknown subcommand %q\n\n%s", args[0], storeUsage)
-		return 2
+		return nil, 2
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, storeUsage)
-			return 0
+			return nil, 0
 		}
 		fmt.Fprintf(stderr, "reqgate store %s: %v\n\n%s", args[0], err, storeUsage)
-		return 2
+		return nil, 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "reqgate store %s: unexpected argument %q\n", args[0], fs.Arg(0))
-		return 2
+		return nil, 2
 	}
-	var err error
-	switch args[0] {
-	case "migrate":
-		if db == "" {
-			fmt.Fprintln(stderr, "reqgate store migrate: --db is required")
-			return 2
-		}
-		err = storeMigrate(ctx, db, stdout)
-	case "copy":
-		if from == "" || to == "" {
-			fmt.Fprintln(stderr, "reqgate store copy: --from and --to are required")
-			return 2
-		}
-		if from == to {
-			fmt.Fprintln(stderr, "reqgate store copy: --from and --to name the same store")
-			return 2
-		}
-		err = storeCopy(ctx, from, to, keys, replace, stdout)
+	if msg := sa.missing(); msg != "" {
+		fmt.Fprintf(stderr, "reqgate store %s: %s\n", args[0], msg)
+		return nil, 2
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "reqgate store %s: %v\n", args[0], err)
-		return 1
+	return sa, -1
+}
+
+// missing says what the subcommand lacks, or "".
+func (sa *storeArgs) missing() string {
+	switch {
+	case sa.sub == "migrate" && sa.db == "":
+		return "--db is required"
+	case sa.sub == "copy" && (sa.from == "" || sa.to == ""):
+		return "--from and --to are required"
+	case sa.sub == "copy" && sa.from == sa.to:
+		return "--from and --to name the same store"
 	}
-	return 0
+	return ""
 }
 
 // storeMigrate opens (and so migrates) the store, then closes it.
@@ -222,8 +244,10 @@ func openSource(ctx context.Context, dsn string) (core.Store, error) {
 }
 
 // storeCopy copies the accounts keys (all when empty) from one store to the other, one transaction per
-// account, and stops at the first failure (accounts copied before it stay copied).
-func storeCopy(ctx context.Context, from, to string, keys []string, replace bool, stdout io.Writer) error {
+// account, and stops at the first failure (accounts copied before it stay copied). It prints a line per
+// account and a summary with the counts and the time taken to stdout, and the progress in records to stderr
+// (a bar on a terminal, a log line every few seconds otherwise).
+func storeCopy(ctx context.Context, from, to string, keys []string, replace bool, stdout, stderr io.Writer) error {
 	src, err := openSource(ctx, from)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
@@ -247,24 +271,73 @@ func storeCopy(ctx context.Context, from, to string, keys []string, replace bool
 			return fmt.Errorf("source: %w", err)
 		}
 	}
+	pr := newProgress("copy", stderr, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err := copyAccounts(ctx, exp, imp, keys, replace, pr, stdout); err != nil {
+		pr.abort() // the error is printed on a line of its own
+		return err
+	}
+	return nil
+}
+
+// copyAccounts is storeCopy once both stores are open, reporting to pr.
+func copyAccounts(ctx context.Context, exp core.Exporter, imp core.Importer, keys []string, replace bool, pr *progress, stdout io.Writer) error {
+	var total copyCounts
 	for _, key := range keys {
 		snap, err := exp.Export(ctx, key)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
-		if err := imp.Import(ctx, snap, replace); err != nil {
+		pr.stage(fmt.Sprintf("copy %q", key), len(snap.Records))
+		if err := imp.Import(core.WithProgress(ctx, pr.add), snap, replace); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
-		deleted := 0
-		for _, r := range snap.Records {
-			if r.DeletedTime != 0 {
-				deleted++
-			}
-		}
-		fmt.Fprintf(stdout, "copied account %q: %d users, %d objects, %d fields, %d views, %d records (%d deleted), "+
-			"%d history entries, %d relationships\n", key, len(snap.Users), len(snap.Objects), len(snap.Fields),
-			len(snap.Views), len(snap.Records), deleted, len(snap.History), len(snap.Relationships))
+		n := countSnapshot(snap)
+		total.add(n)
+		pr.endStage()
+		fmt.Fprintf(stdout, "copied account %q: %s\n", key, n)
 	}
-	fmt.Fprintf(stdout, "%d account(s) copied\n", len(keys))
+	elapsed := pr.finish()
+	fmt.Fprintf(stdout, "%d account(s) copied in %s (%s records/s): %s\n", len(keys), elapsed.Round(time.Millisecond),
+		perSecond(total.records, elapsed), total)
 	return nil
+}
+
+// copyCounts are the rows of one account, or of all accounts copied.
+type copyCounts struct {
+	users, objects, fields, views, records, deleted, history, relationships int
+}
+
+func countSnapshot(s *core.Snapshot) copyCounts {
+	n := copyCounts{users: len(s.Users), objects: len(s.Objects), fields: len(s.Fields), views: len(s.Views),
+		records: len(s.Records), history: len(s.History), relationships: len(s.Relationships)}
+	for _, r := range s.Records {
+		if r.DeletedTime != 0 {
+			n.deleted++
+		}
+	}
+	return n
+}
+
+func (c *copyCounts) add(o copyCounts) {
+	c.users += o.users
+	c.objects += o.objects
+	c.fields += o.fields
+	c.views += o.views
+	c.records += o.records
+	c.deleted += o.deleted
+	c.history += o.history
+	c.relationships += o.relationships
+}
+
+func (c copyCounts) String() string {
+	return fmt.Sprintf("%d users, %d objects, %d fields, %d views, %d records (%d deleted), %d history entries, "+
+		"%d relationships", c.users, c.objects, c.fields, c.views, c.records, c.deleted, c.history, c.relationships)
+}
+
+// perSecond is n per second of d, as a whole number ("-" when d is zero).
+func perSecond(n int, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(int64(float64(n)/d.Seconds()+0.5), 10)
 }

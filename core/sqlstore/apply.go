@@ -71,7 +71,21 @@ type applier struct {
 func (s *Store) applyAccount(ctx context.Context, tx Tx, a *core.AccountSpec, now int64) error {
 	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, now: now, users: map[string]int64{}, reindex: map[string]bool{},
 		fields: map[string]map[int64]bool{}, types: map[string]map[int64]core.FieldType{}}
-	return core.ApplyAccount(ap, a)
+	return core.ApplyAccount(countingApplier{applier: ap, progress: core.ProgressFunc(ctx)}, a)
+}
+
+// countingApplier reports every seed record applied to the progress callback (core.WithProgress).
+type countingApplier struct {
+	*applier
+	progress func(int)
+}
+
+func (c countingApplier) ApplyRecord(r core.RecordSpec) error {
+	if err := c.applier.ApplyRecord(r); err != nil {
+		return err
+	}
+	c.progress(1)
+	return nil
 }
 
 // UpsertAccount inserts the account or renames it, and keeps its id for the other steps.

@@ -160,7 +160,53 @@ func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) e
 }
 
 func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error {
-	var users, objects, fields, options, views, records, history, rels, counters [][]any
+	data, err := dataTables(id, snap)
+	if err != nil {
+		return err
+	}
+	progress := core.ProgressFunc(ctx)
+	for _, t := range append(metaTables(id, snap), data...) {
+		if err := t.copy(ctx, tx, progress); err != nil {
+			return err
+		}
+	}
+	for _, o := range snap.Objects {
+		if err := reindexKind(ctx, tx, id, o.APIPrefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importTable is the rows of one table an import writes.
+type importTable struct {
+	table string
+	cols  []string
+	rows  [][]any
+}
+
+// importChunk is how many rows one CopyRows call of an import writes: a large account's records arrive in
+// several calls, each reported to the progress callback (core.WithProgress). Tests lower it.
+var importChunk = 5000
+
+// copy writes the rows in chunks; those of the records table count as progress.
+func (t importTable) copy(ctx context.Context, tx Tx, progress func(int)) error {
+	for rows := t.rows; len(rows) > 0; {
+		n := min(importChunk, len(rows))
+		if err := tx.CopyRows(ctx, t.table, t.cols, rows[:n]); err != nil {
+			return fmt.Errorf("copy %s: %w", t.table, err)
+		}
+		if t.table == "records" {
+			progress(n)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// metaTables are the rows of an account's users, objects, fields, field options and views.
+func metaTables(id int64, snap *core.Snapshot) []importTable {
+	var users, objects, fields, options, views [][]any
 	for _, u := range snap.Users {
 		var hash any
 		if len(u.PasswordHash) > 0 {
@@ -186,10 +232,25 @@ func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error
 	for _, v := range snap.Views {
 		views = append(views, []any{id, v.ID, v.Kind, v.Name, v.Description, v.CreatedBy, v.Conditions})
 	}
+	return []importTable{
+		{"users", []string{"account_id", "id", "username", "email", "first_name", "last_name", "status", "deleted",
+			"password_hash"}, users},
+		{"objects", []string{"account_id", "api_prefix", "unique_id", "name_singular", "name_plural", "description",
+			"id_prefix", "custom"}, objects},
+		{"fields", []string{"account_id", "id", "kind", "label", "type", "special_purpose", "required", "sort", "help",
+			"default_value", "max_size", "list_type"}, fields},
+		{"field_options", []string{"account_id", "field_id", "value", "label", "descr", "sort", "is_default"}, options},
+		{"views", []string{"account_id", "id", "kind", "name", "description", "created_by", "conditions"}, views},
+	}
+}
+
+// dataTables are the rows of an account's records, history, relationships and id counters.
+func dataTables(id int64, snap *core.Snapshot) ([]importTable, error) {
+	var records, history, rels, counters [][]any
 	for _, r := range snap.Records {
 		vals, err := encodeValues(r.Values)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		records = append(records, []any{id, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime,
 			r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals})
@@ -203,36 +264,11 @@ func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error
 	for kind, last := range snap.Counters {
 		counters = append(counters, []any{id, kind, last})
 	}
-	for _, c := range []struct {
-		table string
-		cols  []string
-		rows  [][]any
-	}{
-		{"users", []string{"account_id", "id", "username", "email", "first_name", "last_name", "status", "deleted",
-			"password_hash"}, users},
-		{"objects", []string{"account_id", "api_prefix", "unique_id", "name_singular", "name_plural", "description",
-			"id_prefix", "custom"}, objects},
-		{"fields", []string{"account_id", "id", "kind", "label", "type", "special_purpose", "required", "sort", "help",
-			"default_value", "max_size", "list_type"}, fields},
-		{"field_options", []string{"account_id", "field_id", "value", "label", "descr", "sort", "is_default"}, options},
-		{"views", []string{"account_id", "id", "kind", "name", "description", "created_by", "conditions"}, views},
+	return []importTable{
 		{"records", []string{"account_id", "kind", "id", "version", "created_time", "created_by", "last_updated_time",
 			"last_updated_by", "deleted_time", "version_comment", "vals"}, records},
 		{"history", []string{"account_id", "kind", "record_id", "field_id", "seq", "user_id", "time", "old", "new"}, history},
 		{"relationships", []string{"account_id", "from_kind", "from_id", "to_kind", "to_id", "type"}, rels},
 		{"counters", []string{"account_id", "kind", "last_id"}, counters},
-	} {
-		if len(c.rows) == 0 {
-			continue
-		}
-		if err := tx.CopyRows(ctx, c.table, c.cols, c.rows); err != nil {
-			return fmt.Errorf("copy %s: %w", c.table, err)
-		}
-	}
-	for _, o := range snap.Objects {
-		if err := reindexKind(ctx, tx, id, o.APIPrefix); err != nil {
-			return err
-		}
-	}
-	return nil
+	}, nil
 }

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// ServeTLS is Serve with TLS terminated on ln, config presenting the certificate (gateway/certs builds one that
+// follows certificate reloads). The per-IP connection limit counts the raw connections, before any handshake,
+// and refuses one over the limit by closing it (a TLS client could not read the plain-text 429 Serve writes).
+// The handshake runs when the server first reads a connection, under the server's ReadTimeout: a client that
+// opens a connection and sends no ClientHello is dropped when the read timeout passes. The gateway answers over
+// HTTP/1.1 only; fasthttp has no HTTP/2.
+func (g *Gateway) ServeTLS(ln net.Listener, config *tls.Config) error {
+	if config == nil {
+		return errors.New("gateway: serve TLS: no TLS configuration")
+	}
+	l := limitConns(ln, g.opt.MaxConnsPerIP, g.trustedProxies)
+	l.refusal = nil
+	if err := g.srv.Serve(tlsListener{Listener: l, config: config}); err != nil {
+		return fmt.Errorf("gateway: serve TLS: %w", err)
+	}
+	return nil
+}
+
+// tlsListener makes every connection the connection limit accepts a TLS server connection, and puts the line
+// guard (strictconn.go) over the decrypted stream.
+type tlsListener struct {
+	net.Listener
+	config *tls.Config
+}
+
+func (l tlsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Server(c, l.config) // the handshake waits for the first read or write
+	return &tlsConn{conn: conn{Conn: &strictConn{Conn: tc}}, tls: tc}, nil
+}
+
+// tlsConn is an accepted TLS connection as the server sees it. Its Handshake and ConnectionState make
+// fasthttp treat it as TLS: the server runs the handshake under its ReadTimeout, and the request's IsTLS is
+// true, so the scheme the gateway reports and forwards (X-Forwarded-Proto) is https. Its conn carries the
+// credential memo; the connection counted by the limit is inside the TLS connection and gives its place back
+// when the TLS connection closes.
+type tlsConn struct {
+	conn
+	tls *tls.Conn
+}
+
+// Handshake runs the TLS handshake. A client that sent plain HTTP to the TLS port gets a plain-text 400
+// saying so, as net/http answers it, instead of a connection closed without a word.
+func (c *tlsConn) Handshake() error {
+	err := c.tls.Handshake()
+	if re, ok := errors.AsType[tls.RecordHeaderError](err); ok && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
+		_ = re.Conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = io.WriteString(re.Conn, plainHTTPRefusal)
+	}
+	return err
+}
+
+const plainHTTPRefusal = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n" +
+	"Content-Length: 51\r\nConnection: close\r\n\r\nThis port speaks HTTPS; the request was plain HTTP."
+
+// looksLikeHTTP reports whether the first five bytes of a connection, read as a TLS record header, are the
+// start of an HTTP/1.x request.
+func looksLikeHTTP(h [5]byte) bool {
+	switch string(h[:]) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH":
+		return true
+	}
+	return false
+}
+
+func (c *tlsConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+
+// memoOf is the credential memo of a connection the gateway accepted (nil for a connection of a server of
+// the caller's own).
+func memoOf(nc net.Conn) *authMemo {
+	switch c := nc.(type) {
+	case *conn:
+		return &c.auth
+	case *tlsConn:
+		return &c.auth
+	}
+	return nil
+}
