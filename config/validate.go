@@ -421,6 +421,20 @@ func ParseNetwork(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 }
 
+// ParseNetworks reads a list of networks as ParseNetwork does: server.trusted_proxies for the gateway and the
+// core, which take the parsed networks.
+func ParseNetworks(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix // nil for none
+	for _, s := range list {
+		p, err := ParseNetwork(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // origins checks cors.allowed_origins: "*" or scheme://host[:port], as browsers send in Origin.
 func (k *checker) origins(list []string) {
 	for _, o := range list {

@@ -53,14 +53,10 @@ type Gateway struct {
 // New builds a gateway from opt. With several cores it starts their health checks (stopped by Shutdown);
 // otherwise it does not contact the upstream.
 func New(opt Options) (*Gateway, error) {
-	opt.defaults()
-	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
-		return nil, fmt.Errorf("gateway: cache scope %q: want account or user", opt.Cache.Scope)
-	}
-	proxies, err := parseNetworks(opt.TrustedProxies)
-	if err != nil {
+	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	opt.fill()
 	up, err := newUpstream(&opt)
 	if err != nil {
 		return nil, err
@@ -77,7 +73,7 @@ func New(opt Options) (*Gateway, error) {
 		ids:       newRequestIDs(),
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
-		proxies:   proxies,
+		proxies:   opt.TrustedProxies,
 		budget:    bodyBudget{max: opt.BodyBudget},
 		routes:    newRoutes(),
 	}

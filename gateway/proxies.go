@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"bytes"
-	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -13,29 +11,6 @@ import (
 // scheme and host the caller used come from X-Forwarded-Proto and X-Forwarded-Host, and the caller's address
 // from X-Forwarded-For. Those headers are believed only from the configured proxy networks; from anyone else
 // they are replaced (Proto, Host) or only appended to (For), as before.
-
-// parseNetworks reads Options.TrustedProxies: CIDR networks or single IP addresses.
-func parseNetworks(list []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range list {
-		s = strings.TrimSpace(s)
-		if strings.Contains(s, "/") {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
-			}
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
-		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return out, nil
-}
 
 // fromTrustedProxy reports whether the connection comes from a configured proxy network.
 func (g *Gateway) fromTrustedProxy(ctx *fasthttp.RequestCtx) bool {
