@@ -92,13 +92,20 @@ func validHost(h []byte) bool {
 		return false
 	}
 	for _, c := range h {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']') {
+		if !hostByte[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// hostByte holds the bytes validHost accepts.
+var hostByte = func() (t [256]bool) {
+	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") {
+		t[c] = true
+	}
+	return t
+}()
 
 // scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
 func (x *exchange) scheme() string {
