@@ -14,23 +14,21 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 )
 
-// Defaults of Options.
-const (
-	DefaultMaxBytes     = 256 << 20
-	DefaultTTL          = 30 * time.Second
-	DefaultStaleIfError = 5 * time.Minute
-	DefaultBusDownTTL   = time.Second
-)
+// DefaultBusDownTTL is the BusDownTTL of a zero Options: not a configuration key, a bound the cache keeps for its
+// own correctness.
+const DefaultBusDownTTL = time.Second
 
-// Options configure a Cache. Zero values take the defaults.
+// Options configure a Cache. The values the configuration gives (cache.*) come resolved from package config,
+// which holds their defaults; New refuses an impossible one.
 type Options struct {
-	MaxBytes     int64         // memory budget of cached entries; default 256 MiB
-	TTL          time.Duration // freshness of an entry; default 30s
-	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; default 5m; <0 = never
+	MaxBytes     int64         // memory budget of cached entries (cache.max_bytes); > 0
+	TTL          time.Duration // freshness of an entry (cache.ttl); > 0
+	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; 0 = never
 	// BusDownTTL is the freshness of an entry while the invalidation bus is down (SetBusUp): the other
-	// replicas' writes may go unheard then, so a read must not be older than this. Default 1s; never above TTL.
+	// replicas' writes may go unheard then, so a read must not be older than this. Zero: DefaultBusDownTTL;
+	// never above TTL.
 	BusDownTTL time.Duration
-	Now        func() time.Time
+	Now        func() time.Time // nil: time.Now
 }
 
 // Header is one stored response header.
@@ -77,19 +75,10 @@ type Cache struct {
 
 // New builds a cache. Close releases its goroutines.
 func New(opt Options) (*Cache, error) {
-	if opt.MaxBytes <= 0 {
-		opt.MaxBytes = DefaultMaxBytes
+	if err := opt.check(); err != nil {
+		return nil, err
 	}
-	if opt.TTL <= 0 {
-		opt.TTL = DefaultTTL
-	}
-	if opt.StaleIfError == 0 {
-		opt.StaleIfError = DefaultStaleIfError
-	}
-	if opt.StaleIfError < 0 {
-		opt.StaleIfError = 0
-	}
-	if opt.BusDownTTL <= 0 {
+	if opt.BusDownTTL == 0 {
 		opt.BusDownTTL = DefaultBusDownTTL
 	}
 	opt.BusDownTTL = min(opt.BusDownTTL, opt.TTL)
@@ -122,25 +111,40 @@ func New(opt Options) (*Cache, error) {
 	return c, nil
 }
 
+// check refuses the values no configuration can mean.
+func (o *Options) check() error {
+	switch {
+	case o.MaxBytes <= 0:
+		return fmt.Errorf("cache: max bytes %d: must be > 0", o.MaxBytes)
+	case o.TTL <= 0:
+		return fmt.Errorf("cache: ttl %s: must be > 0", o.TTL)
+	case o.StaleIfError < 0:
+		return fmt.Errorf("cache: stale-if-error %s: must not be negative (0 = never)", o.StaleIfError)
+	case o.BusDownTTL < 0:
+		return fmt.Errorf("cache: bus-down ttl %s: must not be negative", o.BusDownTTL)
+	}
+	return nil
+}
+
 // TTL is the freshness of an entry.
 func (c *Cache) TTL() time.Duration { return time.Duration(c.ttl.Load()) }
 
-// SetTTL changes TTL and StaleIfError (as in Options: 0 takes the default, a negative StaleIfError never
-// serves stale) while the cache serves, for a reloaded configuration. Freshness is judged by the new TTL
-// from the next Get on, for the entries already stored too; an entry already stored stays in the store for
-// the old TTL plus StaleIfError, but never stands in past the new ones.
-func (c *Cache) SetTTL(ttl, staleIfError time.Duration) {
-	if ttl <= 0 {
-		ttl = DefaultTTL
-	}
-	if staleIfError == 0 {
-		staleIfError = DefaultStaleIfError
+// SetTTL changes TTL and StaleIfError (as in Options: TTL > 0, StaleIfError 0 = never) while the cache serves,
+// for a reloaded configuration. Freshness is judged by the new TTL from the next Get on, for the entries
+// already stored too; an entry already stored stays in the store for the old TTL plus StaleIfError, but never
+// stands in past the new ones. Values Options would refuse are refused and change nothing.
+func (c *Cache) SetTTL(ttl, staleIfError time.Duration) error {
+	o := c.opt
+	o.TTL, o.StaleIfError = ttl, staleIfError
+	if err := o.check(); err != nil {
+		return err
 	}
 	c.setMu.Lock()
 	defer c.setMu.Unlock()
 	c.ttl.Store(int64(ttl))
-	c.staleFor.Store(int64(max(staleIfError, 0)))
+	c.staleFor.Store(int64(staleIfError))
 	c.storeFresh()
+	return nil
 }
 
 // storeFresh sets fresh from the TTL and the bus state; setMu is held.

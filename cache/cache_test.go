@@ -1,9 +1,13 @@
 package cache
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/config/configtest"
 )
 
 type clock struct {
@@ -18,9 +22,16 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// configured are the options cmd/reqgate gives a cache under the default configuration.
+func configured() Options {
+	c := config.Default(config.RoleGateway).Cache
+	return Options{MaxBytes: c.MaxBytes, TTL: c.TTL, StaleIfError: c.StaleIfError}
+}
+
+// newCache builds a cache from the default configuration with the fields opt sets.
 func newCache(t testing.TB, opt Options) *Cache {
 	t.Helper()
-	c, err := New(opt)
+	c, err := New(configtest.Overlay(configured(), opt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,5 +228,38 @@ func TestBusDownTTLNeverAboveTTL(t *testing.T) {
 	c.SetBusUp(false)
 	if l, ok := c.GetAt(key, clk.Now().Add(2*time.Second)); !ok || l.Fresh {
 		t.Errorf("found=%v fresh=%v past the TTL with the bus down, want a stale entry", ok, l.Fresh)
+	}
+}
+
+// TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
+// place, and that 0 in StaleIfError means never.
+func TestNewRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Options)
+		wantErr string // "" = accepted
+	}{
+		{"configured", func(*Options) {}, ""},
+		{"stale never", func(o *Options) { o.StaleIfError = 0 }, ""},
+		{"zero max bytes", func(o *Options) { o.MaxBytes = 0 }, "max bytes 0"},
+		{"zero ttl", func(o *Options) { o.TTL = 0 }, "ttl 0s"},
+		{"negative stale", func(o *Options) { o.StaleIfError = -1 }, "stale-if-error"},
+		{"negative bus-down ttl", func(o *Options) { o.BusDownTTL = -1 }, "bus-down ttl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := configured()
+			tt.edit(&o)
+			c, err := New(o)
+			if err == nil {
+				defer c.Close()
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
+			}
+		})
 	}
 }

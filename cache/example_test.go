@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/reqgate/reqgate/cache"
 )
@@ -9,7 +10,7 @@ import (
 // A read is stored under a key that carries the account's generation; a write invalidates the account, and
 // the same read then builds a new key that finds nothing.
 func Example() {
-	c, err := cache.New(cache.Options{MaxBytes: 1 << 20})
+	c, err := cache.New(cache.Options{MaxBytes: 1 << 20, TTL: 30 * time.Second, StaleIfError: 5 * time.Minute})
 	if err != nil {
 		panic(err)
 	}

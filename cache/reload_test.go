@@ -14,13 +14,15 @@ func TestSetTTL(t *testing.T) {
 		age        time.Duration // of the entry when read
 		wantFound  bool
 		wantFresh  bool
+		refused    bool // SetTTL refuses the values and the old ones stay
 	}{
-		{"unchanged fresh", 10 * time.Second, time.Minute, 9 * time.Second, true, true},
-		{"shortened ttl", 2 * time.Second, time.Minute, 3 * time.Second, true, false},
-		{"lengthened ttl", 20 * time.Second, time.Minute, 15 * time.Second, true, true},
-		{"shortened stale", 2 * time.Second, 5 * time.Second, 8 * time.Second, false, false},
-		{"never stale", 2 * time.Second, -1, 3 * time.Second, false, false},
-		{"defaults", 0, 0, 29 * time.Second, true, true},
+		{"unchanged fresh", 10 * time.Second, time.Minute, 9 * time.Second, true, true, false},
+		{"shortened ttl", 2 * time.Second, time.Minute, 3 * time.Second, true, false, false},
+		{"lengthened ttl", 20 * time.Second, time.Minute, 15 * time.Second, true, true, false},
+		{"shortened stale", 2 * time.Second, 5 * time.Second, 8 * time.Second, false, false, false},
+		{"never stale", 2 * time.Second, 0, 3 * time.Second, false, false, false},
+		{"zero ttl refused", 0, time.Minute, 9 * time.Second, true, true, true},
+		{"negative stale refused", 2 * time.Second, -1, 9 * time.Second, true, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,7 +32,9 @@ func TestSetTTL(t *testing.T) {
 			if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
 				t.Fatal(err)
 			}
-			c.SetTTL(tt.ttl, tt.stale)
+			if err := c.SetTTL(tt.ttl, tt.stale); (err != nil) != tt.refused {
+				t.Fatalf("SetTTL(%s, %s): %v, want refused=%v", tt.ttl, tt.stale, err, tt.refused)
+			}
 			clk.Add(tt.age)
 			l, ok := c.Get(key)
 			if ok != tt.wantFound || l.Fresh != tt.wantFresh {
@@ -50,7 +54,9 @@ func TestSetTTLWhileBusDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetBusUp(false)
-	c.SetTTL(20*time.Second, 0)
+	if err := c.SetTTL(20*time.Second, 0); err != nil {
+		t.Fatal(err)
+	}
 	clk.Add(2 * time.Second)
 	if l, _ := c.Get(key); l.Fresh {
 		t.Error("fresh at 2s while the bus is down")

@@ -15,8 +15,10 @@ const (
 // Off is the value of AdminListen that disables the admin listener.
 const Off = "off"
 
-// Config is the effective configuration of one process. Default returns a complete value; Load fills it from
-// flags, environment and file and validates it.
+// Config is the effective configuration of one process. Default returns a complete value and is the only place
+// a default is written; Load fills it from flags, environment and file and validates it. cmd/reqgate hands the
+// resolved values to the packages, which default none of them; 0 means "never" or "none" wherever a key allows
+// it.
 type Config struct {
 	Role        string // serve | core | gateway
 	Listen      string // public listener; default 127.0.0.1:8080 (core: 127.0.0.1:8081)
@@ -48,9 +50,9 @@ type Config struct {
 
 // Server holds the timeouts and limits of the public listener.
 type Server struct {
-	ReadTimeout     time.Duration // whole request read; default 30s
-	WriteTimeout    time.Duration // whole response write; default 30s
-	IdleTimeout     time.Duration // keep-alive idle connection; default 60s
+	ReadTimeout     time.Duration // whole request read; default 30s; 0 = none
+	WriteTimeout    time.Duration // whole response write; default 30s; 0 = none
+	IdleTimeout     time.Duration // keep-alive idle connection; default 60s; 0 = ReadTimeout
 	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
 	MaxBodyBytes    int64         // largest accepted request body; default 1MiB
 	BodyBudget      int64         // bytes of request bodies held at once, all requests together; default 64MiB
@@ -142,7 +144,7 @@ type RateLimit struct {
 	// LocalReplicas is how many gateway replicas share the limits: while Redis is unavailable and
 	// OnRedisError is local, each replica admits limit/LocalReplicas. Default 1.
 	LocalReplicas int
-	MaxHeld       int        // shaped requests held at once per policy key; default 256
+	MaxHeld       int        // shaped requests held at once per policy key; default 256; 0 = none
 	Policies      []Policy   // default none: no limit applies
 	Overrides     []Override // default none
 }

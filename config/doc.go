@@ -3,8 +3,10 @@
 // file beats the defaults), and refuses bad input at start with the key's path, the reason and where the value
 // came from (flag, environment variable, or file:line).
 //
-// The package imports nothing of the project: it returns plain types (Config, Policy, Override) that
-// cmd/reqgate converts for the core, the gateway and the rate limiter.
+// The package imports nothing of the project but its YAML walker (config/yamlnode, which core/accounts shares):
+// it returns plain, resolved types (Config, Policy, Override) that cmd/reqgate converts for the core, the
+// gateway and the rate limiter. Default is the only place a default value is written; the packages take
+// complete values and refuse impossible ones.
 //
 // Every scalar key of the file can also be given as an environment variable named REQGATE_ followed by its path
 // in upper case with dots as underscores (cache.ttl is REQGATE_CACHE_TTL), or as a flag with --set path=value.

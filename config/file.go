@@ -1,16 +1,16 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reqgate/reqgate/config/yamlnode"
 )
 
 // Limits on the file, so a wrong or hostile file costs little.
@@ -81,8 +81,6 @@ func (r *fileReader) fail(n *yaml.Node, path, format string, args ...any) {
 
 func (r *fileReader) src(n *yaml.Node) string { return r.name + ":" + strconv.Itoa(n.Line) }
 
-var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // applyFile reads the YAML data of file name into c and returns the refusals. Keys absent from the file keep
 // their current values.
 func (c *Config) applyFile(name string, data []byte) []error {
@@ -91,33 +89,14 @@ func (c *Config) applyFile(name string, data []byte) []error {
 		r.fail(nil, "", "config file larger than %d bytes", maxFileBytes)
 		return r.errs
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil // an empty file: all defaults
-		}
-		r.syntax(err)
+	root, err := yamlnode.Decode(data)
+	if err != nil {
+		r.decodeError(err)
 		return r.errs
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		r.fail(&extra, "", "a config file holds one YAML document")
-		return r.errs
-	} else if !errors.Is(err, io.EOF) {
-		r.syntax(err)
-		return r.errs
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			return nil
-		}
-		root = root.Content[0]
 	}
 	root = resolve(root)
 	if isNull(root) {
-		return nil
+		return nil // an empty file: all defaults
 	}
 	if root.Kind != yaml.MappingNode {
 		r.fail(root, "", "the top level must be a mapping of keys")
@@ -127,49 +106,48 @@ func (c *Config) applyFile(name string, data []byte) []error {
 	return r.errs
 }
 
-// syntax turns a yaml.v3 parse error into "file:line: reason".
-func (r *fileReader) syntax(err error) {
-	msg := err.Error()
-	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
-		r.errs = append(r.errs, &Error{Source: r.name + ":" + m[1], Reason: "bad YAML: " + m[2]})
+// decodeError turns a file that is not one YAML document into "file:line: reason".
+func (r *fileReader) decodeError(err error) {
+	var ye *yamlnode.Error
+	if !errors.As(err, &ye) {
+		r.errs = append(r.errs, &Error{Source: r.name, Reason: "bad YAML: " + err.Error()})
 		return
 	}
-	r.errs = append(r.errs, &Error{Source: r.name, Reason: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")})
+	src := r.name
+	if ye.Line > 0 {
+		src += ":" + strconv.Itoa(ye.Line)
+	}
+	reason := "bad YAML: " + ye.Reason
+	if ye.Second {
+		reason = "a config file holds one YAML document"
+	}
+	r.errs = append(r.errs, &Error{Source: src, Reason: reason})
 }
 
 // resolve follows an alias to the node it names.
 func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
+	n, _ = yamlnode.Resolve(n)
 	return n
 }
 
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
+func isNull(n *yaml.Node) bool { return yamlnode.IsNull(n) }
 
-// pairs returns the key/value pairs of a mapping, refusing non-scalar, merge and duplicate keys.
+// pairs returns the key/value pairs of a mapping, values resolved, refusing non-scalar, merge and duplicate
+// keys.
 func (r *fileReader) pairs(m *yaml.Node, prefix string) [][2]*yaml.Node {
 	var out [][2]*yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := resolve(m.Content[i]), resolve(m.Content[i+1])
-		if k == nil || v == nil || k.Kind != yaml.ScalarNode {
-			r.fail(m.Content[i], prefix, "keys must be plain names")
-			continue
+	all, _ := yamlnode.Pairs(m, yamlnode.ResolveAny)
+	for _, p := range all {
+		switch p.Problem {
+		case yamlnode.NotPlain:
+			r.fail(p.Raw, prefix, "keys must be plain names")
+		case yamlnode.Merge:
+			r.fail(p.Key, prefix, "merge keys (<<) are not supported")
+		case yamlnode.Duplicate:
+			r.fail(p.Key, join(prefix, p.Key.Value), "duplicate key")
+		default:
+			out = append(out, [2]*yaml.Node{p.Key, resolve(p.Value)})
 		}
-		path := join(prefix, k.Value)
-		if k.Tag == "!!merge" {
-			r.fail(k, prefix, "merge keys (<<) are not supported")
-			continue
-		}
-		if seen[k.Value] {
-			r.fail(k, path, "duplicate key")
-			continue
-		}
-		seen[k.Value] = true
-		out = append(out, [2]*yaml.Node{k, v})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,6 +32,23 @@ func TestParseNetwork(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("ParseNetwork(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// TestParseNetworks reads a list as the gateway and the core take it: all parsed, or the first refusal.
+func TestParseNetworks(t *testing.T) {
+	got, err := ParseNetworks([]string{"10.1.2.3/8", "::ffff:192.0.2.1", " ::1 "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, want := fmt.Sprint(got), "[10.0.0.0/8 192.0.2.1/32 ::1/128]"; s != want {
+		t.Errorf("got %s, want %s", s, want)
+	}
+	if got, err := ParseNetworks(nil); got != nil || err != nil {
+		t.Errorf("none: got %v, %v; want nil", got, err)
+	}
+	if _, err := ParseNetworks([]string{"10.0.0.0/8", "10.0.0.0/99"}); err == nil || !strings.Contains(err.Error(), `"10.0.0.0/99"`) {
+		t.Errorf("bad entry: err = %v", err)
 	}
 }
 

@@ -41,6 +41,30 @@ func (c *Config) Validate() error {
 	default:
 		k.errs = append(k.errs, &Error{Path: "role", Reason: fmt.Sprintf("unknown role %q: want serve, core or gateway", c.Role)})
 	}
+	k.listeners()
+	k.db(c.DB)
+	for i, a := range c.Accounts {
+		if strings.TrimSpace(a) == "" || strings.ContainsRune(a, 0) {
+			k.fail("accounts", "entry %d: bad file name %q", i, a)
+		}
+	}
+	k.server()
+	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	k.oneOf("log.format", c.Log.Format, "text", "json")
+	k.upstreamLimits()
+	k.redis(c.Redis.URL)
+	k.positive("redis.timeout", c.Redis.Timeout)
+	k.cache()
+	k.auth()
+	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)
+	k.nonNegative("reload.watch", c.Reload.Watch)
+	k.rateLimit()
+	k.origins(c.CORS.AllowedOrigins)
+	return errors.Join(k.errs...)
+}
+
+func (k *checker) listeners() {
+	c := k.c
 	k.listen("listen", c.Listen)
 	if c.AdminListen != Off {
 		k.listen("admin_listen", c.AdminListen)
@@ -48,88 +72,90 @@ func (c *Config) Validate() error {
 			k.fail("admin_listen", "same port as listen (%s); use another port or \"off\"", c.Listen)
 		}
 	}
-	k.db(c.DB)
-	for i, a := range c.Accounts {
-		if strings.TrimSpace(a) == "" || strings.ContainsRune(a, 0) {
-			k.fail("accounts", "entry %d: bad file name %q", i, a)
-		}
-	}
+}
 
-	k.nonNegative("server.read_timeout", c.Server.ReadTimeout)
-	k.nonNegative("server.write_timeout", c.Server.WriteTimeout)
-	k.nonNegative("server.idle_timeout", c.Server.IdleTimeout)
-	k.nonNegative("server.shutdown_timeout", c.Server.ShutdownTimeout)
-	k.nonNegative("store.connect_timeout", c.Store.ConnectTimeout)
-	if c.Server.MaxBodyBytes < 1 || c.Server.MaxBodyBytes > maxBodyCap {
+func (k *checker) server() {
+	s := k.c.Server
+	k.nonNegative("server.read_timeout", s.ReadTimeout)
+	k.nonNegative("server.write_timeout", s.WriteTimeout)
+	k.nonNegative("server.idle_timeout", s.IdleTimeout)
+	k.nonNegative("server.shutdown_timeout", s.ShutdownTimeout)
+	k.nonNegative("store.connect_timeout", k.c.Store.ConnectTimeout)
+	if s.MaxBodyBytes < 1 || s.MaxBodyBytes > maxBodyCap {
 		k.fail("server.max_body_bytes", "must be between 1 and 1GiB")
 	}
-	if c.Server.BodyBudget < c.Server.MaxBodyBytes {
-		k.fail("server.body_budget", "must be >= server.max_body_bytes (%d)", c.Server.MaxBodyBytes)
+	if s.BodyBudget < s.MaxBodyBytes {
+		k.fail("server.body_budget", "must be >= server.max_body_bytes (%d)", s.MaxBodyBytes)
 	}
-	if c.Server.MaxConns < 1 {
+	if s.MaxConns < 1 {
 		k.fail("server.max_conns", "must be >= 1")
 	}
-	if c.Server.MaxConnsPerIP < 1 || c.Server.MaxConnsPerIP > c.Server.MaxConns {
-		k.fail("server.max_conns_per_ip", "must be between 1 and server.max_conns (%d)", c.Server.MaxConns)
+	if s.MaxConnsPerIP < 1 || s.MaxConnsPerIP > s.MaxConns {
+		k.fail("server.max_conns_per_ip", "must be between 1 and server.max_conns (%d)", s.MaxConns)
 	}
-	k.proxies(c.Server.TrustedProxies)
-	k.tls(c.Role, c.Server.TLSCertFile, c.Server.TLSKeyFile)
-	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
-	k.oneOf("log.format", c.Log.Format, "text", "json")
+	k.proxies(s.TrustedProxies)
+	k.tls(k.c.Role, s.TLSCertFile, s.TLSKeyFile)
+}
 
-	k.upstream(c.Upstream.URL)
-	k.positive("upstream.timeout", c.Upstream.Timeout)
-	if c.Upstream.MaxIdleConns < 1 || c.Upstream.MaxIdleConns > 1_000_000 {
+func (k *checker) upstreamLimits() {
+	u := k.c.Upstream
+	k.upstream(u.URL)
+	k.positive("upstream.timeout", u.Timeout)
+	if u.MaxIdleConns < 1 || u.MaxIdleConns > 1_000_000 {
 		k.fail("upstream.max_idle_conns", "must be between 1 and 1000000")
 	}
-	k.positive("upstream.max_conn_wait", c.Upstream.MaxConnWait)
-	if c.Upstream.MaxResponseBytes < 1 {
+	k.positive("upstream.max_conn_wait", u.MaxConnWait)
+	if u.MaxResponseBytes < 1 {
 		k.fail("upstream.max_response_bytes", "must be > 0")
 	}
-	k.redis(c.Redis.URL)
-	k.positive("redis.timeout", c.Redis.Timeout)
+}
 
-	if c.Cache.Enabled {
-		if c.Cache.MaxBytes < 1 {
+func (k *checker) cache() {
+	c := k.c.Cache
+	if c.Enabled {
+		if c.MaxBytes < 1 {
 			k.fail("cache.max_bytes", "must be > 0 while the cache is enabled")
 		}
-		k.positive("cache.ttl", c.Cache.TTL)
+		k.positive("cache.ttl", c.TTL)
 	} else {
-		k.nonNegativeSize("cache.max_bytes", c.Cache.MaxBytes)
-		k.nonNegative("cache.ttl", c.Cache.TTL)
+		k.nonNegativeSize("cache.max_bytes", c.MaxBytes)
+		k.nonNegative("cache.ttl", c.TTL)
 	}
-	k.nonNegative("cache.stale_if_error", c.Cache.StaleIfError)
-	k.oneOf("cache.scope", c.Cache.Scope, "account", "user")
-	k.nonNegative("auth.ttl", c.Auth.TTL)
-	if c.Auth.MaxUserFailures < 1 {
+	k.nonNegative("cache.stale_if_error", c.StaleIfError)
+	k.oneOf("cache.scope", c.Scope, "account", "user")
+}
+
+func (k *checker) auth() {
+	a := k.c.Auth
+	k.nonNegative("auth.ttl", a.TTL)
+	if a.MaxUserFailures < 1 {
 		k.fail("auth.max_user_failures", "must be >= 1")
 	}
-	if c.Auth.MaxIPFailures < 1 {
+	if a.MaxIPFailures < 1 {
 		k.fail("auth.max_ip_failures", "must be >= 1")
 	}
-	if c.Auth.MaxUserFailuresAllIPs < c.Auth.MaxUserFailures {
-		k.fail("auth.max_user_failures_all_ips", "must be >= auth.max_user_failures (%d)", c.Auth.MaxUserFailures)
+	if a.MaxUserFailuresAllIPs < a.MaxUserFailures {
+		k.fail("auth.max_user_failures_all_ips", "must be >= auth.max_user_failures (%d)", a.MaxUserFailures)
 	}
-	k.positive("auth.failure_window", c.Auth.FailureWindow)
-	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)
-	k.nonNegative("reload.watch", c.Reload.Watch)
+	k.positive("auth.failure_window", a.FailureWindow)
+}
 
-	if s := c.RateLimit.RejectStatus; s != 429 && s != 503 {
+func (k *checker) rateLimit() {
+	rl := k.c.RateLimit
+	if s := rl.RejectStatus; s != 429 && s != 503 {
 		k.fail("ratelimit.reject_status", "must be 429 or 503, not %d", s)
 	}
-	k.oneOf("ratelimit.on_redis_error", c.RateLimit.OnRedisError, "local", "allow", "deny")
-	k.positive("ratelimit.redis_timeout", c.RateLimit.RedisTimeout)
-	k.positive("ratelimit.redis_backoff", c.RateLimit.RedisBackoff)
-	if c.RateLimit.LocalReplicas < 1 || c.RateLimit.LocalReplicas > 10000 {
+	k.oneOf("ratelimit.on_redis_error", rl.OnRedisError, "local", "allow", "deny")
+	k.positive("ratelimit.redis_timeout", rl.RedisTimeout)
+	k.positive("ratelimit.redis_backoff", rl.RedisBackoff)
+	if rl.LocalReplicas < 1 || rl.LocalReplicas > 10000 {
 		k.fail("ratelimit.local_replicas", "must be between 1 and 10000")
 	}
-	if c.RateLimit.MaxHeld < 0 {
+	if rl.MaxHeld < 0 {
 		k.fail("ratelimit.max_held", "must not be negative")
 	}
-	k.policies(c.RateLimit.Policies)
-	k.overrides(c.RateLimit.Overrides, c.RateLimit.Policies)
-	k.origins(c.CORS.AllowedOrigins)
-	return errors.Join(k.errs...)
+	k.policies(rl.Policies)
+	k.overrides(rl.Overrides, rl.Policies)
 }
 
 func (k *checker) nonNegative(path string, d time.Duration) {
@@ -189,13 +215,21 @@ func validHostname(h string) bool {
 		return false
 	}
 	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if !validLabel(label) {
 			return false
 		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return false
-			}
+	}
+	return true
+}
+
+// validLabel checks one dot-separated part of a host name (underscores allowed, as some service names have).
+func validLabel(label string) bool {
+	if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		return false
+	}
+	for _, r := range label {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
 		}
 	}
 	return true
@@ -387,6 +421,20 @@ func ParseNetwork(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("bad network %q: want a CIDR such as 10.0.0.0/8 or an IP address", s)
 	}
 	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}
+
+// ParseNetworks reads a list of networks as ParseNetwork does: server.trusted_proxies for the gateway and the
+// core, which take the parsed networks.
+func ParseNetworks(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix // nil for none
+	for _, s := range list {
+		p, err := ParseNetwork(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // origins checks cors.allowed_origins: "*" or scheme://host[:port], as browsers send in Origin.

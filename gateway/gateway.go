@@ -50,14 +50,14 @@ type Gateway struct {
 // New builds a gateway from opt. With several cores it starts their health checks (stopped by Shutdown);
 // otherwise it does not contact the upstream.
 func New(opt Options) (*Gateway, error) {
-	opt.defaults()
-	if opt.Cache.Scope != "account" && opt.Cache.Scope != "user" {
-		return nil, fmt.Errorf("gateway: cache scope %q: want account or user", opt.Cache.Scope)
+	if err := opt.check(); err != nil {
+		return nil, err
 	}
 	settings, err := newLive(opt.TrustedProxies, opt.CORSOrigins, opt.Limiter)
 	if err != nil {
 		return nil, err
 	}
+	opt.fill()
 	up, err := newUpstream(&opt)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 // BenchmarkHandlerHit runs the gateway's handler on a cache hit without the network, to show the gateway's
@@ -23,8 +24,8 @@ func BenchmarkHandlerHit(b *testing.B) {
 	plain := startGateway(b, cachedOptions(c))
 	// The gateway at its defaults: the access log on (written to a buffered discard), and one in-process
 	// rate policy that never rejects.
-	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "never", Key: "api_key", Limit: 1_000_000, Period: time.Second}}})
+	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "never", Key: "api_key", Limit: 1_000_000, Period: time.Second}}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // TestPrepareRequest checks the upstream request built from a caller's: hop-by-hop headers (and those named
 // in Connection) dropped, X-Forwarded-* set, the normalised target under the upstream prefix.
 func TestPrepareRequest(t *testing.T) {
-	g, err := New(Options{Upstreams: []string{"http://core.internal:8081/base"}})
+	g, err := New(withConfig(Options{Upstreams: []string{"http://core.internal:8081/base"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/core/coretest"
 )
 
@@ -20,10 +23,51 @@ type testGateway struct {
 	URL string
 }
 
-// startGateway runs a gateway with opt on a free loopback port and shuts it down when the test ends.
+// configured are the options cmd/reqgate gives the gateway under the default configuration, but with the
+// cache off: a test turns it on (cachedOptions) where it is about the cache.
+func configured() Options {
+	c := config.Default(config.RoleGateway)
+	return Options{
+		Upstreams:        c.Upstream.URLs(),
+		UpstreamTimeout:  c.Upstream.Timeout,
+		MaxIdleConns:     c.Upstream.MaxIdleConns,
+		MaxConnWait:      c.Upstream.MaxConnWait,
+		MaxBodyBytes:     int(c.Server.MaxBodyBytes),
+		BodyBudget:       c.Server.BodyBudget,
+		MaxConns:         c.Server.MaxConns,
+		MaxConnsPerIP:    c.Server.MaxConnsPerIP,
+		MaxResponseBytes: int(c.Upstream.MaxResponseBytes),
+		ReadTimeout:      c.Server.ReadTimeout,
+		WriteTimeout:     c.Server.WriteTimeout,
+		IdleTimeout:      c.Server.IdleTimeout,
+		Cache: CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError,
+			Scope: c.Cache.Scope},
+		AuthTTL:               c.Auth.TTL,
+		MaxUserFailures:       c.Auth.MaxUserFailures,
+		MaxIPFailures:         c.Auth.MaxIPFailures,
+		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
+		FailureWindow:         c.Auth.FailureWindow,
+	}
+}
+
+// withConfig is opt with the fields it leaves zero taken from configured.
+func withConfig(opt Options) Options { return configtest.Overlay(configured(), opt) }
+
+// networks parses trusted proxy networks as cmd/reqgate does.
+func networks(tb testing.TB, list ...string) []netip.Prefix {
+	tb.Helper()
+	p, err := config.ParseNetworks(list)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// startGateway runs a gateway with opt (over configured) on a free loopback port and shuts it down when the
+// test ends.
 func startGateway(tb testing.TB, opt Options) *testGateway {
 	tb.Helper()
-	g, err := New(opt)
+	g, err := New(withConfig(opt))
 	if err != nil {
 		tb.Fatalf("gateway.New: %v", err)
 	}
@@ -47,7 +91,7 @@ func startGateway(tb testing.TB, opt Options) *testGateway {
 
 // cachedOptions are gateway options with the cache on, in front of core.
 func cachedOptions(c *coretest.Core) Options {
-	return Options{Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}}
+	return withConfig(Options{Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}})
 }
 
 // reply is a response read whole.
@@ -129,4 +173,38 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return cond()
+}
+
+// TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
+// place: a zero Options is refused, the default configuration's options are not.
+func TestNewRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Options)
+		wantErr string // "" = accepted
+	}{
+		{"configured", func(*Options) {}, ""},
+		{"auth never", func(o *Options) { o.AuthTTL = 0 }, ""},
+		{"zero options", func(o *Options) { *o = Options{} }, "no upstream"},
+		{"no upstream timeout", func(o *Options) { o.UpstreamTimeout = 0 }, "UpstreamTimeout"},
+		{"budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"},
+		{"negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"},
+		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := configured()
+			tt.edit(&o)
+			g, err := New(o)
+			if err == nil {
+				_ = g.Shutdown(t.Context())
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
+			}
+		})
+	}
 }

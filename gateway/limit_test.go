@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 // TestRateLimit puts an in-process limiter of 3 requests per minute per api_key in front of the core:
@@ -18,8 +19,8 @@ func TestRateLimit(t *testing.T) {
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			c := coretest.Start(t, coretest.Options{})
-			l, err := ratelimit.New(ratelimit.Options{RejectStatus: status,
-				Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: 3, Period: time.Minute}}})
+			l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{RejectStatus: status,
+				Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: 3, Period: time.Minute}}}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ type live struct {
 // Live are the options of a running gateway that Reconfigure changes; they mean what the fields of the
 // same names in Options mean.
 type Live struct {
-	TrustedProxies []string
+	TrustedProxies []netip.Prefix
 	CORSOrigins    []string
 	Limiter        Limiter
 	// CacheTTL and CacheStaleIfError are CacheOptions.TTL and StaleIfError; without a cache they are ignored.
@@ -25,12 +25,8 @@ type Live struct {
 }
 
 // newLive checks and converts the live options.
-func newLive(proxies, corsOrigins []string, limiter Limiter) (*live, error) {
-	nets, err := parseNetworks(proxies)
-	if err != nil {
-		return nil, err
-	}
-	s := &live{proxies: nets, limiter: limiter}
+func newLive(proxies []netip.Prefix, corsOrigins []string, limiter Limiter) (*live, error) {
+	s := &live{proxies: proxies, limiter: limiter}
 	if len(corsOrigins) > 0 {
 		s.corsOrigins = make(map[string]bool, len(corsOrigins))
 		for _, o := range corsOrigins {
@@ -49,10 +45,12 @@ func (g *Gateway) Reconfigure(l Live) error {
 	if err != nil {
 		return err
 	}
-	g.live.Store(s)
 	if g.cache != nil {
-		g.cache.SetTTL(l.CacheTTL, l.CacheStaleIfError)
+		if err := g.cache.SetTTL(l.CacheTTL, l.CacheStaleIfError); err != nil {
+			return err
+		}
 	}
+	g.live.Store(s)
 	return nil
 }
 

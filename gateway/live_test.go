@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,9 @@ func TestReconfigure(t *testing.T) {
 		},
 		{
 			name: "trusted proxies",
-			live: func(*testing.T) Live { return Live{TrustedProxies: []string{"127.0.0.0/8"}} },
+			live: func(*testing.T) Live {
+				return Live{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+			},
 			probe: func(t *testing.T, gw *testGateway, _ *testClock) string {
 				res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", create,
 					"X-Forwarded-Proto: https", "X-Forwarded-Host: api.example.com")
@@ -110,7 +113,11 @@ func TestReconfigure(t *testing.T) {
 			if got := norm(tt.probe(t, gw, clk)); got != tt.before {
 				t.Fatalf("before Reconfigure: %q, want %q", got, tt.before)
 			}
-			if err := gw.Reconfigure(tt.live(t)); err != nil {
+			l := tt.live(t)
+			if l.CacheTTL == 0 { // the case does not change the cache's settings
+				l.CacheTTL, l.CacheStaleIfError = opt.Cache.TTL, opt.Cache.StaleIfError
+			}
+			if err := gw.Reconfigure(l); err != nil {
 				t.Fatal(err)
 			}
 			if got := norm(tt.probe(t, gw, clk)); got != tt.after {
@@ -120,15 +127,15 @@ func TestReconfigure(t *testing.T) {
 	}
 }
 
-// TestReconfigureRefused gives Reconfigure a trusted proxy that does not parse: it is refused and the
-// options in force stay.
+// TestReconfigureRefused gives Reconfigure a cache TTL the cache refuses (0): nothing changes, the CORS
+// origins in force stay too.
 func TestReconfigureRefused(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	opt := cachedOptions(c)
 	opt.CORSOrigins = []string{"https://app.example.com"}
 	gw := startGateway(t, opt)
-	if err := gw.Reconfigure(Live{TrustedProxies: []string{"10.0.0.0/99"}}); err == nil {
-		t.Fatal("Reconfigure accepted a bad trusted proxy network")
+	if err := gw.Reconfigure(Live{CacheTTL: 0}); err == nil {
+		t.Fatal("Reconfigure accepted a cache TTL of 0")
 	}
 	if got := get(t, gw.URL+"/api2/demo/re/1", "Origin: https://app.example.com").Header.Get("Access-Control-Allow-Origin"); got != "https://app.example.com" {
 		t.Errorf("after the refusal: Access-Control-Allow-Origin %q, want the old origin", got)

@@ -44,8 +44,8 @@ func header(x *exchange, key string) string {
 // TestStages runs each stage of the pipeline on its own, on parsed requests without a network: whether it
 // lets the request go on, and what it notes or answers.
 func TestStages(t *testing.T) {
-	g, err := New(Options{Upstreams: []string{"http://127.0.0.1:1"}, MaxBodyBytes: 100,
-		CORSOrigins: []string{"https://app.example"}, TrustedProxies: []string{"10.0.0.0/8"}})
+	g, err := New(withConfig(Options{Upstreams: []string{"http://127.0.0.1:1"}, MaxBodyBytes: 100,
+		CORSOrigins: []string{"https://app.example"}, TrustedProxies: networks(t, "10.0.0.0/8")}))
 	if err != nil {
 		t.Fatal(err)
 	}

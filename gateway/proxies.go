@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"bytes"
-	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -13,29 +11,6 @@ import (
 // scheme and host the caller used come from X-Forwarded-Proto and X-Forwarded-Host, and the caller's address
 // from X-Forwarded-For. Those headers are believed only from the configured proxy networks; from anyone else
 // they are replaced (Proto, Host) or only appended to (For), as before.
-
-// parseNetworks reads Options.TrustedProxies: CIDR networks or single IP addresses.
-func parseNetworks(list []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range list {
-		s = strings.TrimSpace(s)
-		if strings.Contains(s, "/") {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
-			}
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: trusted proxy %q: %w", s, err)
-		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return out, nil
-}
 
 // fromTrustedProxy reports whether the connection comes from one of the trusted proxy networks.
 func fromTrustedProxy(ctx *fasthttp.RequestCtx, proxies []netip.Prefix) bool {
@@ -117,13 +92,20 @@ func validHost(h []byte) bool {
 		return false
 	}
 	for _, c := range h {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']') {
+		if !hostByte[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// hostByte holds the bytes validHost accepts.
+var hostByte = func() (t [256]bool) {
+	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") {
+		t[c] = true
+	}
+	return t
+}()
 
 // scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
 func (x *exchange) scheme() string {

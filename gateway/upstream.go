@@ -31,6 +31,17 @@ type upstream struct {
 	prober   *prober   // nil with one core or when health checks are off
 }
 
+// hostAddr is the host:port of a base URL, with its scheme's port when it names none.
+func hostAddr(pu *url.URL) string {
+	switch {
+	case pu.Port() != "":
+		return pu.Host
+	case pu.Scheme == "https":
+		return pu.Host + ":443"
+	}
+	return pu.Host + ":80"
+}
+
 func newUpstream(o *Options) (*upstream, error) {
 	urls := o.Upstreams
 	u := &upstream{timeout: o.UpstreamTimeout}
@@ -49,14 +60,7 @@ func newUpstream(o *Options) (*upstream, error) {
 		} else if prefix != u.prefix {
 			return nil, fmt.Errorf("gateway: upstream %q: every upstream needs the same path prefix %q", raw, u.prefix)
 		}
-		addr := pu.Host
-		if pu.Port() == "" {
-			if pu.Scheme == "https" {
-				addr += ":443"
-			} else {
-				addr += ":80"
-			}
-		}
+		addr := hostAddr(pu)
 		u.origins = append(u.origins, []byte(pu.Scheme+"://"+pu.Host))
 		clients = append(clients, &fasthttp.HostClient{
 			Addr:                     addr,

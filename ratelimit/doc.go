@@ -38,14 +38,16 @@
 //     more than the policy; a credit unused within 50ms is a slot lost, not one gained. Near the limit, and for
 //     slower policies, every request goes to Redis. NoCredits turns it off.
 //
-// When a script call fails or takes longer than RedisTimeout (default 50ms), the limiter switches to the
-// fallback of OnRedisError for RedisBackoff (default 1s), then lets one request probe Redis again; the switch and
-// the recovery are logged and counted. A Redis outage never becomes an error for callers:
+// When a script call fails or takes longer than RedisTimeout (ratelimit.redis_timeout, 50ms by default), the
+// limiter switches to the fallback of OnRedisError for RedisBackoff (ratelimit.redis_backoff, 1s by default),
+// then lets one request probe Redis again; the switch and the recovery are logged and counted. A Redis outage
+// never becomes an error for callers:
 //
-//   - local (default): each replica limits on its own. Set LocalReplicas to the number of gateway replicas so
-//     that each admits Limit/LocalReplicas per Period (Burst likewise, at least 1) and all of them together stay
-//     near the policy; with the default of 1 every replica admits the full rate, so N replicas admit up to N
-//     times the policy while Redis is down. The local state starts empty at the switch.
+//   - local (the configuration's default): each replica limits on its own. Set LocalReplicas to the number of
+//     gateway replicas so that each admits Limit/LocalReplicas per Period (Burst likewise, at least 1) and all
+//     of them together stay near the policy; with 1 (the configuration's default) every replica admits the full
+//     rate, so N replicas admit up to N times the policy while Redis is down. The local state starts empty at
+//     the switch.
 //   - allow: admit everything (fail open); decisions carry RateLimit-Policy but no RateLimit counts.
 //   - deny: reject everything with Retry-After of RedisBackoff (fail closed).
 //

@@ -9,9 +9,14 @@ import (
 )
 
 func ExampleLimiter_Admit() {
-	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: ratelimit.KeyAPIKey, Limit: 25, Period: 10 * time.Second, Burst: 2},
-	}})
+	// The values of the default configuration (package config) with one policy.
+	l, err := ratelimit.New(ratelimit.Options{
+		Policies: []ratelimit.Policy{
+			{Name: "account", Key: ratelimit.KeyAPIKey, Limit: 25, Period: 10 * time.Second, Burst: 2},
+		},
+		OnRedisError: ratelimit.OnErrorLocal, RedisTimeout: 50 * time.Millisecond, RedisBackoff: time.Second,
+		LocalReplicas: 1, MaxHeld: 256, RejectStatus: 429,
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -35,6 +37,16 @@ func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 	return c
 }
 
+// configured are the options cmd/reqgate gives the limiter under the default configuration (without policies).
+func configured() Options {
+	rl := config.Default(config.RoleGateway).RateLimit
+	return Options{OnRedisError: rl.OnRedisError, RedisTimeout: rl.RedisTimeout, RedisBackoff: rl.RedisBackoff,
+		LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
+}
+
+// withConfig is opt with the fields it leaves zero taken from configured.
+func withConfig(opt Options) Options { return configtest.Overlay(configured(), opt) }
+
 // newLimiter builds a limiter on the named backend; for "redis" it starts a private redis-server.
 func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	tb.Helper()
@@ -50,7 +62,7 @@ func newLimiter(tb testing.TB, backend string, opt Options) *Limiter {
 	if opt.Logger == nil {
 		opt.Logger = quiet
 	}
-	l, err := New(opt)
+	l, err := New(withConfig(opt))
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
@@ -62,7 +74,7 @@ func mustNew(tb testing.TB, opt Options) *Limiter {
 	if opt.Logger == nil {
 		opt.Logger = quiet
 	}
-	l, err := New(opt)
+	l, err := New(withConfig(opt))
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}

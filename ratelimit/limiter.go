@@ -12,7 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Options configure a Limiter. Zero values give the defaults stated on each field.
+// Options configure a Limiter. The configured values (ratelimit.*) come resolved from package config, which
+// alone holds their defaults; New refuses an impossible one.
 type Options struct {
 	Policies  []Policy
 	Overrides []Override
@@ -21,23 +22,23 @@ type Options struct {
 	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
 	// no Close and lives as long as it is referenced.
 	Redis *redis.Client
-	// OnRedisError is what happens while Redis fails: "local" (default) limits each replica on its own at
+	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at
 	// 1/LocalReplicas of each policy's rate, "allow" admits everything, "deny" rejects everything.
 	OnRedisError string
-	// RedisTimeout bounds one script call; slower answers count as Redis errors. Default 50ms. The client must
+	// RedisTimeout bounds one script call; slower answers count as Redis errors; > 0. The client must
 	// have ContextTimeoutEnabled (see RedisOptions), or go-redis ignores this deadline on the socket.
 	RedisTimeout time.Duration
-	// RedisBackoff is how long the limiter stays on the fallback after a Redis error before probing again.
-	// Default 1s.
+	// RedisBackoff is how long the limiter stays on the fallback after a Redis error before probing again;
+	// > 0.
 	RedisBackoff time.Duration
 	// LocalReplicas is the number of gateway replicas sharing the limits, used by the "local" fallback: each
 	// replica then admits limit/LocalReplicas per period (burst likewise, at least 1) so that all replicas together
-	// stay near the policy. Default 1: every replica admits the full policy rate while Redis is down.
+	// stay near the policy. At least 1 (1: every replica admits the full policy rate while Redis is down).
 	LocalReplicas int
 	// MaxHeld bounds the requests held for a shaped slot per policy key in this process; once reached, further
-	// requests over the rate are rejected instead of held. Default 256.
+	// requests over the rate are rejected instead of held; 0 holds none.
 	MaxHeld int
-	// RejectStatus is the HTTP status of a rejection: 429 (default) or 503 (strict compatibility).
+	// RejectStatus is the HTTP status of a rejection: 429 or 503 (strict compatibility).
 	RejectStatus int
 	// NoAutoPipeline sends each script call on a pooled connection of its own. By default the calls of
 	// concurrent requests go through go-redis' autopipeliner (Client.AutoPipeline, marked experimental by
@@ -53,7 +54,7 @@ type Options struct {
 	// admitted request, which the replica then admits without a round trip (credits.go); only policies of at
 	// least 800 requests per second qualify, and the replicas never admit more than the policy allows.
 	NoCredits bool
-	// Logger receives the switches to and from the fallback. Default slog.Default().
+	// Logger receives the switches to and from the fallback. Nil: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -113,7 +114,7 @@ const (
 
 // New validates opt and returns a Limiter. Errors name the policy or override at fault.
 func New(opt Options) (*Limiter, error) {
-	if err := opt.setDefaults(); err != nil {
+	if err := opt.check(); err != nil {
 		return nil, err
 	}
 	l := &Limiter{status: opt.RejectStatus, held: newHolds(opt.MaxHeld), opt: opt}
@@ -186,53 +187,25 @@ func newStore(opt Options, shaping bool) (store, error) {
 	return newFallback(shared, health, opt), nil
 }
 
-// setDefaults fills in the defaults stated on the fields and rejects values out of range.
-func (o *Options) setDefaults() error {
-	if err := o.setRedisDefaults(); err != nil {
-		return err
-	}
-	if o.MaxHeld == 0 {
-		o.MaxHeld = 256
-	}
-	if o.MaxHeld < 0 {
-		return fmt.Errorf("max held %d: must not be negative", o.MaxHeld)
-	}
-	switch o.RejectStatus {
-	case 0:
-		o.RejectStatus = http.StatusTooManyRequests
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-	default:
-		return fmt.Errorf("reject_status %d: want 429 or 503", o.RejectStatus)
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.LocalReplicas == 0 {
-		o.LocalReplicas = 1
-	}
-	if o.LocalReplicas < 0 {
-		return fmt.Errorf("local replicas %d: must be at least 1", o.LocalReplicas)
-	}
-	return nil
-}
-
-// setRedisDefaults is the part of setDefaults about the Redis calls and their failures.
-func (o *Options) setRedisDefaults() error {
+// check refuses the values no configuration can mean, and gives a nil Logger slog.Default().
+func (o *Options) check() error {
 	switch o.OnRedisError {
-	case "":
-		o.OnRedisError = OnErrorLocal
 	case OnErrorLocal, OnErrorAllow, OnErrorDeny:
 	default:
 		return fmt.Errorf("on_redis_error %q: want local, allow or deny", o.OnRedisError)
 	}
-	if o.RedisTimeout == 0 {
-		o.RedisTimeout = 50 * time.Millisecond
+	switch {
+	case o.RedisTimeout <= 0 || o.RedisBackoff <= 0:
+		return errors.New("redis timeout and back-off must be positive")
+	case o.MaxHeld < 0:
+		return fmt.Errorf("max held %d: must not be negative", o.MaxHeld)
+	case o.RejectStatus != http.StatusTooManyRequests && o.RejectStatus != http.StatusServiceUnavailable:
+		return fmt.Errorf("reject_status %d: want 429 or 503", o.RejectStatus)
+	case o.LocalReplicas < 1:
+		return fmt.Errorf("local replicas %d: must be at least 1", o.LocalReplicas)
 	}
-	if o.RedisBackoff == 0 {
-		o.RedisBackoff = time.Second
-	}
-	if o.RedisTimeout < 0 || o.RedisBackoff < 0 {
-		return errors.New("redis timeout and back-off must not be negative")
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestNewValidates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.opt.Logger = quiet
-			l, err := New(tt.opt)
+			l, err := New(withConfig(tt.opt))
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("New: %v", err)
@@ -137,11 +137,11 @@ func FuzzAdmitLocal(f *testing.F) {
 	f.Add("acme", "alice", "192.0.2.1")
 	f.Add("", "", "")
 	f.Add(strings.Repeat("k", 300), "a:b", "::1")
-	l, err := New(Options{Logger: quiet, Policies: []Policy{
+	l, err := New(withConfig(Options{Logger: quiet, Policies: []Policy{
 		{Name: "k", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
 		{Name: "u", Key: KeyUser, Limit: 1, Period: time.Hour, MaxDelay: time.Nanosecond},
 		{Name: "i", Key: KeyIP, Limit: 1, Period: time.Hour},
-	}})
+	}}))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -158,4 +158,36 @@ func FuzzAdmitLocal(f *testing.F) {
 		}
 		_ = l.Status(t.Context(), r)
 	})
+}
+
+// TestNewRefusesUnset checks that New refuses the values a configuration always gives instead of putting a
+// default in their place, and takes MaxHeld 0 as "hold none".
+func TestNewRefusesUnset(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Options)
+		wantErr string // "" = accepted
+	}{
+		{"configured", func(*Options) {}, ""},
+		{"hold none", func(o *Options) { o.MaxHeld = 0 }, ""},
+		{"no reject status", func(o *Options) { o.RejectStatus = 0 }, "reject_status 0"},
+		{"no on_redis_error", func(o *Options) { o.OnRedisError = "" }, `on_redis_error ""`},
+		{"no redis timeout", func(o *Options) { o.RedisTimeout = 0 }, "must be positive"},
+		{"no redis backoff", func(o *Options) { o.RedisBackoff = 0 }, "must be positive"},
+		{"no replicas", func(o *Options) { o.LocalReplicas = 0 }, "local replicas 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := configured()
+			o.Logger = quiet
+			tt.edit(&o)
+			_, err := New(o)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
+			}
+		})
+	}
 }

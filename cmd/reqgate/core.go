@@ -93,7 +93,11 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err := n.provision(ctx, cfg, log); err != nil {
 		return err
 	}
-	n.api.Store(api.New(st, apiOptions(cfg, log, proxies)))
+	srv, err := api.New(st, apiOptions(cfg, log, proxies))
+	if err != nil {
+		return err
+	}
+	n.api.Store(srv)
 	return nil
 }
 
@@ -101,8 +105,8 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 func apiOptions(cfg *config.Config, log *slog.Logger, proxies []netip.Prefix) api.Options {
 	return api.Options{
 		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
-		AuthTTL:        never(cfg.Auth.TTL),
-		SchemaTTL:      never(cfg.Core.SchemaTTL),
+		AuthTTL:        cfg.Auth.TTL,
+		SchemaTTL:      cfg.Core.SchemaTTL,
 		Logger:         log.With("part", "core"),
 		TrustedProxies: proxies,
 	}
@@ -121,7 +125,11 @@ func (n *coreNode) reconfigure(cfg *config.Config, log *slog.Logger) error {
 	if st == nil || n.api.Load() == nil {
 		return errors.New("core: still starting")
 	}
-	n.api.Store(api.New(st, apiOptions(cfg, log, proxies)))
+	srv, err := api.New(st, apiOptions(cfg, log, proxies))
+	if err != nil {
+		return err
+	}
+	n.api.Store(srv)
 	return nil
 }
 
@@ -162,13 +170,9 @@ func coreProxies(cfg *config.Config) ([]netip.Prefix, error) {
 	if cfg.Role == config.RoleServe {
 		return loopback, nil
 	}
-	out := make([]netip.Prefix, 0, len(cfg.Server.TrustedProxies))
-	for _, s := range cfg.Server.TrustedProxies {
-		p, err := config.ParseNetwork(s)
-		if err != nil {
-			return nil, fmt.Errorf("server.trusted_proxies: %w", err)
-		}
-		out = append(out, p)
+	out, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("server.trusted_proxies: %w", err)
 	}
 	return out, nil
 }

@@ -80,6 +80,11 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		}
 		limiter, n.limiter = l, l
 	}
+	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	if err != nil {
+		n.closeRedis()
+		return nil, fmt.Errorf("server.trusted_proxies: %w", err)
+	}
 	urls := config.Upstream{URL: upstream}.URLs()
 	if len(urls) == 0 {
 		n.closeRedis()
@@ -107,15 +112,15 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		ReadTimeout:      cfg.Server.ReadTimeout,
 		WriteTimeout:     cfg.Server.WriteTimeout,
 		IdleTimeout:      cfg.Server.IdleTimeout,
-		TrustedProxies:   cfg.Server.TrustedProxies,
+		TrustedProxies:   proxies,
 		Cache: gateway.CacheOptions{
 			Enabled:      cfg.Cache.Enabled,
 			MaxBytes:     cfg.Cache.MaxBytes,
 			TTL:          cfg.Cache.TTL,
-			StaleIfError: never(cfg.Cache.StaleIfError),
+			StaleIfError: cfg.Cache.StaleIfError,
 			Scope:        cfg.Cache.Scope,
 		},
-		AuthTTL:               never(cfg.Auth.TTL),
+		AuthTTL:               cfg.Auth.TTL,
 		MaxUserFailures:       cfg.Auth.MaxUserFailures,
 		MaxIPFailures:         cfg.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: cfg.Auth.MaxUserFailuresAllIPs,
@@ -158,11 +163,15 @@ func (n *gatewayNode) nextLimiter(start, next *config.Config, log *slog.Logger) 
 
 // reconfigure applies the live settings of cfg to the serving gateway, with limiter (from nextLimiter).
 func (n *gatewayNode) reconfigure(cfg *config.Config, limiter *ratelimit.Limiter) error {
+	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	l := gateway.Live{
-		TrustedProxies:    cfg.Server.TrustedProxies,
+		TrustedProxies:    proxies,
 		CORSOrigins:       cfg.CORS.AllowedOrigins,
 		CacheTTL:          cfg.Cache.TTL,
-		CacheStaleIfError: never(cfg.Cache.StaleIfError),
+		CacheStaleIfError: cfg.Cache.StaleIfError,
 	}
 	if limiter != nil {
 		l.Limiter = limiter // a nil *Limiter in the interface would not read as "no limiter"
@@ -204,15 +213,6 @@ func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) rat
 			Period: v.Period, Burst: v.Burst})
 	}
 	return o
-}
-
-// never maps a duration whose 0 means "never" in the configuration to the negative value that means
-// "never" in the gateway and core options, where 0 means "the default".
-func never(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // ready checks what the gateway's /readyz checks: the upstream core and, when configured, Redis.

@@ -20,11 +20,13 @@ import (
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/sqlite"
 	"github.com/reqgate/reqgate/core/storemetrics"
 	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/gateway/gatewaytest"
 )
 
 // Benchmarks of the core over HTTP on PostgreSQL against SQLite in one run, and writes through one
@@ -100,7 +102,11 @@ func openPG(b *testing.B, dsn string) *postgres.Store {
 // serveCore serves the core API of st on a loopback port.
 func serveCore(b *testing.B, st core.Store) string {
 	b.Helper()
-	srv := httptest.NewServer(api.New(storemetrics.Wrap(st), api.Options{}))
+	h, err := api.New(storemetrics.Wrap(st), coretest.APIOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -180,7 +186,7 @@ func BenchmarkReplicaWrites(b *testing.B) {
 	cores := []string{serveCore(b, openPG(b, dsn)), serveCore(b, openPG(b, dsn))}
 	for _, n := range []int{1, 2} {
 		b.Run("replicas="+strconv.Itoa(n), func(b *testing.B) {
-			gw, err := gateway.New(gateway.Options{Upstreams: cores[:n]})
+			gw, err := gateway.New(gatewaytest.With(gateway.Options{Upstreams: cores[:n]}))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -183,6 +183,15 @@ func uniqueID(apiKey, apiPrefix string) string {
 // explicit field already uses an id of that block, the kind takes the first free block of 401-406, 501-506...
 func (a *account) fieldIDs() {
 	used := map[int64]pos{}
+	if a.claimIDs(used) {
+		return
+	}
+	a.templates(used)
+}
+
+// claimIDs records the explicit field ids of the account in used, refusing one used twice; it reports whether
+// reading must stop.
+func (a *account) claimIDs(used map[int64]pos) (stop bool) {
 	claim := func(fs []rawField) (stop bool) {
 		for _, f := range fs {
 			if f.f.ID == 0 {
@@ -200,14 +209,20 @@ func (a *account) fieldIDs() {
 	}
 	for _, kind := range core.BuiltinKinds {
 		if k, ok := a.raw.kinds[kind]; ok && claim(k.fields) {
-			return
+			return true
 		}
 	}
 	for _, o := range a.raw.objects {
 		if claim(o.fields) {
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// templates sets the fields of each built-in kind: the file's, or else the standard template in the first
+// free block of ids, which it then marks used.
+func (a *account) templates(used map[int64]pos) {
 	free := func(base int64) bool {
 		for id := base + 1; id <= base+templateSize; id++ {
 			if _, taken := used[id]; taken {

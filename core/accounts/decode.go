@@ -160,96 +160,77 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	if a.name, err = o.text("name", 255, false); err != nil {
 		return nil, err
 	}
-	users, err := o.list("users")
-	if err != nil {
-		return nil, err
+	// The parts in file order; each reports whether reading must stop (the file has too many refusals), and
+	// an account keeps what was read until then.
+	parts := []func() (bool, error){
+		func() (stop bool, err error) { a.users, stop, err = readItems(r, o, "users", r.user); return },
+		func() (bool, error) { return r.kinds(o, a) },
+		func() (stop bool, err error) {
+			a.objects, stop, err = readItems(r, o, "custom_objects", r.customObject)
+			return
+		},
+		func() (stop bool, err error) { a.views, stop, err = readItems(r, o, "views", r.view); return },
+		func() (stop bool, err error) { a.records, stop, err = readItems(r, o, "records", r.record); return },
+		func() (stop bool, err error) {
+			a.rels, stop, err = readItems(r, o, "relationships", r.relationship)
+			return
+		},
 	}
-	for _, it := range users {
-		u, err := r.user(it)
-		if err != nil {
-			if r.skip(err) {
-				return a, nil
-			}
-			continue
-		}
-		a.users = append(a.users, u)
-	}
-	if o.has("fields") {
-		kinds, err := r.object(o.val["fields"], "fields", core.BuiltinKinds)
+	for _, part := range parts {
+		stop, err := part()
 		if err != nil {
 			return nil, err
 		}
-		for _, kind := range kinds.keys {
-			items, err := kinds.list(kind)
-			if err != nil {
-				return nil, err
-			}
-			if len(items) == 0 {
-				return nil, kinds.pos(kind).errorf("fields: %s has no fields; leave the kind out to get the standard template", kind)
-			}
-			a.kinds[kind] = &rawKind{at: kinds.pos(kind), fields: r.fields(items, kind)}
-			if r.errs.stop() {
-				return a, nil
-			}
+		if stop {
+			break
 		}
-	}
-	objs, err := o.list("custom_objects")
-	if err != nil {
-		return nil, err
-	}
-	for _, it := range objs {
-		co, err := r.customObject(it)
-		if err != nil {
-			if r.skip(err) {
-				return a, nil
-			}
-			continue
-		}
-		a.objects = append(a.objects, co)
-	}
-	views, err := o.list("views")
-	if err != nil {
-		return nil, err
-	}
-	for _, it := range views {
-		v, err := r.view(it)
-		if err != nil {
-			if r.skip(err) {
-				return a, nil
-			}
-			continue
-		}
-		a.views = append(a.views, v)
-	}
-	recs, err := o.list("records")
-	if err != nil {
-		return nil, err
-	}
-	for _, it := range recs {
-		rec, err := r.record(it)
-		if err != nil {
-			if r.skip(err) {
-				return a, nil
-			}
-			continue
-		}
-		a.records = append(a.records, rec)
-	}
-	rels, err := o.list("relationships")
-	if err != nil {
-		return nil, err
-	}
-	for _, it := range rels {
-		rel, err := r.relationship(it)
-		if err != nil {
-			if r.skip(err) {
-				return a, nil
-			}
-			continue
-		}
-		a.rels = append(a.rels, rel)
 	}
 	return a, nil
+}
+
+// readItems reads the list under key with read. A refused item is left out (its refusal recorded); stop
+// reports that reading must end, with the items read so far.
+func readItems[T any](r *reader, o *object, key string, read func(*yaml.Node) (T, error)) (out []T, stop bool, err error) {
+	items, err := o.list(key)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, it := range items {
+		v, err := read(it)
+		if err != nil {
+			if r.skip(err) {
+				return out, true, nil
+			}
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, false, nil
+}
+
+// kinds reads the fields an account gives the built-in kinds.
+func (r *reader) kinds(o *object, a *rawAccount) (stop bool, err error) {
+	if !o.has("fields") {
+		return false, nil
+	}
+	kinds, err := r.object(o.val["fields"], "fields", core.BuiltinKinds)
+	if err != nil {
+		return false, err
+	}
+	for _, kind := range kinds.keys {
+		items, err := kinds.list(kind)
+		if err != nil {
+			return false, err
+		}
+		if len(items) == 0 {
+			return false, kinds.pos(kind).errorf("fields: %s has no fields; leave the kind out to get the standard template", kind)
+		}
+		a.kinds[kind] = &rawKind{at: kinds.pos(kind), fields: r.fields(items, kind)}
+		if r.errs.stop() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (r *reader) user(n *yaml.Node) (rawUser, error) {
@@ -276,28 +257,37 @@ func (r *reader) user(n *yaml.Node) (rawUser, error) {
 	if len(u.password) > 72 {
 		return u, o.pos("password").errorf("password is longer than 72 bytes (bcrypt reads no more)")
 	}
-	if u.user.Email, err = o.text("email", 254, false); err != nil {
-		return u, err
+	return u, userProfile(o, &u.user)
+}
+
+// userProfile reads what a user's record shows: email, names, status and whether the user is deleted.
+func userProfile(o *object, u *core.User) error {
+	var err error
+	if u.Email, err = o.text("email", 254, false); err != nil {
+		return err
 	}
-	if e := u.user.Email; e != "" && (!strings.Contains(e, "@") || strings.ContainsAny(e, " /?#") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
-		return u, o.pos("email").errorf("email %q is not an email address", clip(e))
+	if e := u.Email; e != "" && !plausibleEmail(e) {
+		return o.pos("email").errorf("email %q is not an email address", clip(e))
 	}
-	if u.user.FirstName, err = o.text("firstname", 255, false); err != nil {
-		return u, err
+	if u.FirstName, err = o.text("firstname", 255, false); err != nil {
+		return err
 	}
-	if u.user.LastName, err = o.text("lastname", 255, false); err != nil {
-		return u, err
+	if u.LastName, err = o.text("lastname", 255, false); err != nil {
+		return err
 	}
-	if u.user.Status, err = o.text("status", 64, false); err != nil {
-		return u, err
+	if u.Status, err = o.text("status", 64, false); err != nil {
+		return err
 	}
-	if u.user.Status == "" {
-		u.user.Status = "Active"
+	if u.Status == "" {
+		u.Status = "Active"
 	}
-	if u.user.Deleted, err = o.bool("deleted"); err != nil {
-		return u, err
-	}
-	return u, nil
+	u.Deleted, err = o.bool("deleted")
+	return err
+}
+
+// plausibleEmail is an address with text on both sides of an '@' and no spaces or URL delimiters.
+func plausibleEmail(e string) bool {
+	return strings.Contains(e, "@") && !strings.ContainsAny(e, " /?#") && !strings.HasPrefix(e, "@") && !strings.HasSuffix(e, "@")
 }
 
 func (r *reader) customObject(n *yaml.Node) (rawObject, error) {
@@ -326,14 +316,8 @@ func (r *reader) customObject(n *yaml.Node) (rawObject, error) {
 	if co.obj.NamePlural == "" {
 		co.obj.NamePlural = co.obj.NameSingular + "s"
 	}
-	if co.obj.IDPrefix, err = o.required("id_prefix", 16); err != nil {
+	if co.obj.IDPrefix, err = idPrefix(o); err != nil {
 		return co, err
-	}
-	switch ip := co.obj.IDPrefix; {
-	case !idPrefixPattern.MatchString(ip):
-		return co, o.pos("id_prefix").errorf("id_prefix %q must be upper-case letters and digits, starting with a letter (at most 10)", clip(ip))
-	case ip == "RE" || ip == "FT" || ip == "UC" || ip == "CO":
-		return co, o.pos("id_prefix").errorf("id_prefix %q is taken (RE, FT, UC and CO are the interface's own)", ip)
 	}
 	if co.obj.Description, err = o.text("description", maxText, true); err != nil {
 		return co, err
@@ -344,6 +328,20 @@ func (r *reader) customObject(n *yaml.Node) (rawObject, error) {
 	}
 	co.fields = r.fields(items, p)
 	return co, nil
+}
+
+// idPrefix reads a custom object's id_prefix, refusing the interface's own.
+func idPrefix(o *object) (string, error) {
+	ip, err := o.required("id_prefix", 16)
+	switch {
+	case err != nil:
+		return "", err
+	case !idPrefixPattern.MatchString(ip):
+		return "", o.pos("id_prefix").errorf("id_prefix %q must be upper-case letters and digits, starting with a letter (at most 10)", clip(ip))
+	case ip == "RE" || ip == "FT" || ip == "UC" || ip == "CO":
+		return "", o.pos("id_prefix").errorf("id_prefix %q is taken (RE, FT, UC and CO are the interface's own)", ip)
+	}
+	return ip, nil
 }
 
 func (r *reader) view(n *yaml.Node) (rawView, error) {
@@ -412,38 +410,47 @@ func (r *reader) record(n *yaml.Node) (rawRecord, error) {
 		return rec, err
 	}
 	for _, name := range vals.keys {
-		at := vals.pos(name)
-		if !fieldNamePattern.MatchString(name) {
-			return rec, r.at(vals.key[name]).errorf("%q is not a field name (field_<n>, the id of a field of the kind)", clip(name))
-		}
-		v, err := r.resolve(vals.val[name])
+		rv, err := r.value(vals, name)
 		if err != nil {
 			return rec, err
-		}
-		rv := rawValue{name: name, at: at}
-		switch v.Kind {
-		case yaml.ScalarNode:
-			if v.Tag != "!!null" {
-				rv.parts = []string{v.Value}
-			}
-		case yaml.SequenceNode:
-			rv.isList = true
-			for _, it := range v.Content {
-				it, err := r.resolve(it)
-				if err != nil {
-					return rec, err
-				}
-				if it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
-					return rec, r.at(it).errorf("%s: list items must be single values", name)
-				}
-				rv.parts = append(rv.parts, it.Value)
-			}
-		default:
-			return rec, at.errorf("%s must be a value or a list of values, not %s", name, kindName(v))
 		}
 		rec.values = append(rec.values, rv)
 	}
 	return rec, nil
+}
+
+// value reads one field_<n> of a seed record: a single value or a list of them.
+func (r *reader) value(vals *object, name string) (rawValue, error) {
+	at := vals.pos(name)
+	if !fieldNamePattern.MatchString(name) {
+		return rawValue{}, r.at(vals.key[name]).errorf("%q is not a field name (field_<n>, the id of a field of the kind)", clip(name))
+	}
+	v, err := r.resolve(vals.val[name])
+	if err != nil {
+		return rawValue{}, err
+	}
+	rv := rawValue{name: name, at: at}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag != "!!null" {
+			rv.parts = []string{v.Value}
+		}
+	case yaml.SequenceNode:
+		rv.isList = true
+		for _, it := range v.Content {
+			it, err := r.resolve(it)
+			if err != nil {
+				return rv, err
+			}
+			if it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
+				return rv, r.at(it).errorf("%s: list items must be single values", name)
+			}
+			rv.parts = append(rv.parts, it.Value)
+		}
+	default:
+		return rv, at.errorf("%s must be a value or a list of values, not %s", name, kindName(v))
+	}
+	return rv, nil
 }
 
 func (r *reader) relationship(n *yaml.Node) (rawRel, error) {

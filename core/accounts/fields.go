@@ -86,16 +86,9 @@ func (r *reader) field(n *yaml.Node, kind string, index int) (rawField, error) {
 	if f.Label, err = o.required("label", 255); err != nil {
 		return rf, err
 	}
-	typ, err := o.required("type", 64)
-	if err != nil {
+	if f.Type, err = fieldType(o); err != nil {
 		return rf, err
 	}
-	// The spelling of the contract, whatever the case: "textbox" is Textbox.
-	i := slices.IndexFunc(fieldTypes, func(t string) bool { return strings.EqualFold(t, strings.TrimSpace(typ)) })
-	if i < 0 {
-		return rf, o.pos("type").errorf("type %q is not a field type; use one of %s", clip(typ), quoteList(fieldTypes))
-	}
-	f.Type = core.FieldType(fieldTypes[i])
 	if f.SpecialPurpose, err = o.text("special_purpose", 32, false); err != nil {
 		return rf, err
 	}
@@ -116,39 +109,11 @@ func (r *reader) field(n *yaml.Node, kind string, index int) (rawField, error) {
 	if f.DefaultValue, err = o.text("default_value", maxText, true); err != nil { // checked in build.go
 		return rf, err
 	}
-	size, ok, err := o.int("max_size", 0, maxMaxSize)
-	switch {
-	case err != nil:
-		return rf, err
-	case ok:
-		f.MaxSize = int(size)
-	case f.Type == core.TypeTextbox:
-		f.MaxSize = textboxMaxSize
-	case f.Type == core.TypeTextarea:
-		f.MaxSize = textareaMaxSize
-	}
-	lt, err := o.text("list_type", 16, false)
-	if err != nil {
+	if err := maxSize(o, f); err != nil {
 		return rf, err
 	}
-	switch {
-	case !f.IsPicklist() && lt != "":
-		return rf, o.pos("list_type").errorf("list_type is for picklists only, and %q is a %s field", clip(f.Label), f.Type)
-	case !f.IsPicklist() && o.has("options"):
-		return rf, o.pos("options").errorf("options are for picklists only, and %q is a %s field", clip(f.Label), f.Type)
-	case !f.IsPicklist():
-	case lt == "" || lt == core.ListNormal:
-		f.ListType = core.ListNormal
-		if f.Options, err = r.options(o, f); err != nil {
-			return rf, err
-		}
-	case lt == core.ListUser:
-		f.ListType = core.ListUser
-		if o.has("options") {
-			return rf, o.pos("options").errorf("a user picklist takes no options: its values are the account's users")
-		}
-	default:
-		return rf, o.pos("list_type").errorf("list_type %q is not normal or user", clip(lt))
+	if err := r.list(o, f); err != nil {
+		return rf, err
 	}
 	if err := checkPurpose(f); err != nil {
 		return rf, o.pos("special_purpose").errorf("%v", err)
@@ -156,34 +121,98 @@ func (r *reader) field(n *yaml.Node, kind string, index int) (rawField, error) {
 	return rf, nil
 }
 
+// fieldType reads a field's type in the spelling of the contract, whatever the case: "textbox" is Textbox.
+func fieldType(o *object) (core.FieldType, error) {
+	typ, err := o.required("type", 64)
+	if err != nil {
+		return "", err
+	}
+	i := slices.IndexFunc(fieldTypes, func(t string) bool { return strings.EqualFold(t, strings.TrimSpace(typ)) })
+	if i < 0 {
+		return "", o.pos("type").errorf("type %q is not a field type; use one of %s", clip(typ), quoteList(fieldTypes))
+	}
+	return core.FieldType(fieldTypes[i]), nil
+}
+
+// maxSize reads a field's max_size; text fields without one get the size of the mirrored service.
+func maxSize(o *object, f *core.Field) error {
+	size, ok, err := o.int("max_size", 0, maxMaxSize)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		f.MaxSize = int(size)
+	case f.Type == core.TypeTextbox:
+		f.MaxSize = textboxMaxSize
+	case f.Type == core.TypeTextarea:
+		f.MaxSize = textareaMaxSize
+	}
+	return nil
+}
+
+// list reads what a picklist chooses from: its list_type and, for a normal list, its options. Other fields
+// take neither.
+func (r *reader) list(o *object, f *core.Field) error {
+	lt, err := o.text("list_type", 16, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !f.IsPicklist() && lt != "":
+		return o.pos("list_type").errorf("list_type is for picklists only, and %q is a %s field", clip(f.Label), f.Type)
+	case !f.IsPicklist() && o.has("options"):
+		return o.pos("options").errorf("options are for picklists only, and %q is a %s field", clip(f.Label), f.Type)
+	case !f.IsPicklist():
+	case lt == "" || lt == core.ListNormal:
+		f.ListType = core.ListNormal
+		f.Options, err = r.options(o, f)
+		return err
+	case lt == core.ListUser:
+		f.ListType = core.ListUser
+		if o.has("options") {
+			return o.pos("options").errorf("a user picklist takes no options: its values are the account's users")
+		}
+	default:
+		return o.pos("list_type").errorf("list_type %q is not normal or user", clip(lt))
+	}
+	return nil
+}
+
 // checkPurpose refuses a special purpose the field's type cannot serve: the interface shows the title field
 // as a record's title, and status, product, tags and owner are picklists in the mirrored service.
 func checkPurpose(f *core.Field) error {
 	sp := f.SpecialPurpose
-	var ok bool
-	var want string
-	switch sp {
-	case "":
+	if sp == "" {
 		return nil
-	case "id":
-		ok, want = f.Type == core.TypeInteger || f.Type == core.TypeTextbox || f.Type == core.TypeText, "Number-Integer, Textbox or Text"
-	case "title":
-		ok, want = f.Type == core.TypeTextbox || f.Type == core.TypeText, "Textbox or Text"
-	case "desc":
-		ok, want = f.Type == core.TypeTextarea || f.Type == core.TypeTextbox || f.Type == core.TypeText, "Textarea, Textbox or Text"
-	case "status", "product":
-		ok, want = f.Type == core.TypePickOne && f.ListType == core.ListNormal, "Picklist-Pick One with options"
-	case "tags":
-		ok, want = f.IsPicklist() && f.ListType == core.ListNormal, "a picklist with options"
-	case "owner":
-		ok, want = f.IsPicklist() && f.ListType == core.ListUser, "a picklist with list_type user"
-	default:
+	}
+	need, known := purposes[sp]
+	if !known {
 		return fmt.Errorf("special_purpose %q is not one of %s", clip(sp), quoteList(specialPurposes))
 	}
-	if !ok {
-		return fmt.Errorf("special_purpose %s needs a field of type %s, not %s", sp, want, f.Type)
+	if !need.ok(f) {
+		return fmt.Errorf("special_purpose %s needs a field of type %s, not %s", sp, need.want, f.Type)
 	}
 	return nil
+}
+
+// purposes are the field types each special purpose takes: ok checks a field, want names them.
+var purposes = map[string]struct {
+	ok   func(f *core.Field) bool
+	want string
+}{
+	"id":      {func(f *core.Field) bool { return isType(f, core.TypeInteger, core.TypeTextbox, core.TypeText) }, "Number-Integer, Textbox or Text"},
+	"title":   {func(f *core.Field) bool { return isType(f, core.TypeTextbox, core.TypeText) }, "Textbox or Text"},
+	"desc":    {func(f *core.Field) bool { return isType(f, core.TypeTextarea, core.TypeTextbox, core.TypeText) }, "Textarea, Textbox or Text"},
+	"status":  {pickOneWithOptions, "Picklist-Pick One with options"},
+	"product": {pickOneWithOptions, "Picklist-Pick One with options"},
+	"tags":    {func(f *core.Field) bool { return f.IsPicklist() && f.ListType == core.ListNormal }, "a picklist with options"},
+	"owner":   {func(f *core.Field) bool { return f.IsPicklist() && f.ListType == core.ListUser }, "a picklist with list_type user"},
+}
+
+func isType(f *core.Field, types ...core.FieldType) bool { return slices.Contains(types, f.Type) }
+
+func pickOneWithOptions(f *core.Field) bool {
+	return f.Type == core.TypePickOne && f.ListType == core.ListNormal
 }
 
 // options decodes the options of a normal picklist: at least one, unique values and labels, and at most one
@@ -197,58 +226,77 @@ func (r *reader) options(o *object, f *core.Field) ([]core.Option, error) {
 		return nil, o.pos("options").errorf("picklist %q needs options (or list_type: user for a picklist of users)", clip(f.Label))
 	}
 	opts := make([]core.Option, 0, len(items))
-	values := map[int64]int{}
-	labels := map[string]int{}
-	defaults := 0
+	seen := optionsSeen{values: map[int64]int{}, labels: map[string]int{}}
 	for i, it := range items {
-		oo, err := r.object(it, "option", optionKeys)
+		opt, err := r.option(it, i, f, &seen)
 		if err != nil {
 			return nil, err
-		}
-		var opt core.Option
-		v, ok, err := oo.int("value", 0, maxID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, oo.pos("value").errorf("option: value is required (the integer a record stores)")
-		}
-		opt.Value = v
-		if first, dup := values[v]; dup {
-			return nil, oo.pos("value").errorf("option value %d is already used in %q at line %d", v, clip(f.Label), first)
-		}
-		values[v] = oo.pos("value").line
-		if opt.Label, err = oo.required("label", 255); err != nil {
-			return nil, err
-		}
-		l := strings.ToLower(strings.TrimSpace(opt.Label))
-		if first, dup := labels[l]; dup {
-			return nil, oo.pos("label").errorf("option label %q is already used in %q at line %d", clip(opt.Label), clip(f.Label), first)
-		}
-		labels[l] = oo.pos("label").line
-		if opt.Desc, err = oo.text("desc", maxText, true); err != nil {
-			return nil, err
-		}
-		s, ok, err := oo.int("sort", 0, maxSort)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			s = int64(i + 1)
-		}
-		opt.Sort = int(s)
-		if opt.Default, err = oo.bool("default"); err != nil {
-			return nil, err
-		}
-		if opt.Default {
-			defaults++
-			if defaults > 1 && f.Type == core.TypePickOne {
-				return nil, oo.pos("default").errorf("picklist %q chooses one value, so only one option may be the default", clip(f.Label))
-			}
 		}
 		opts = append(opts, opt)
 	}
 	return opts, nil
+}
+
+// optionsSeen are the values and labels (lower case) of a picklist's options read so far, with their lines,
+// and how many were the default.
+type optionsSeen struct {
+	values   map[int64]int
+	labels   map[string]int
+	defaults int
+}
+
+// option reads the option at index i of picklist f.
+func (r *reader) option(it *yaml.Node, i int, f *core.Field, seen *optionsSeen) (core.Option, error) {
+	var opt core.Option
+	oo, err := r.object(it, "option", optionKeys)
+	if err != nil {
+		return opt, err
+	}
+	v, ok, err := oo.int("value", 0, maxID)
+	if err != nil {
+		return opt, err
+	}
+	if !ok {
+		return opt, oo.pos("value").errorf("option: value is required (the integer a record stores)")
+	}
+	opt.Value = v
+	if first, dup := seen.values[v]; dup {
+		return opt, oo.pos("value").errorf("option value %d is already used in %q at line %d", v, clip(f.Label), first)
+	}
+	seen.values[v] = oo.pos("value").line
+	if opt.Label, err = oo.required("label", 255); err != nil {
+		return opt, err
+	}
+	l := strings.ToLower(strings.TrimSpace(opt.Label))
+	if first, dup := seen.labels[l]; dup {
+		return opt, oo.pos("label").errorf("option label %q is already used in %q at line %d", clip(opt.Label), clip(f.Label), first)
+	}
+	seen.labels[l] = oo.pos("label").line
+	if opt.Desc, err = oo.text("desc", maxText, true); err != nil {
+		return opt, err
+	}
+	s, ok, err := oo.int("sort", 0, maxSort)
+	if err != nil {
+		return opt, err
+	}
+	if !ok {
+		s = int64(i + 1)
+	}
+	opt.Sort = int(s)
+	return opt, optionDefault(oo, &opt, f, seen)
+}
+
+// optionDefault reads whether the option is the default; a single-choice picklist has at most one.
+func optionDefault(oo *object, opt *core.Option, f *core.Field, seen *optionsSeen) error {
+	var err error
+	if opt.Default, err = oo.bool("default"); err != nil || !opt.Default {
+		return err
+	}
+	seen.defaults++
+	if seen.defaults > 1 && f.Type == core.TypePickOne {
+		return oo.pos("default").errorf("picklist %q chooses one value, so only one option may be the default", clip(f.Label))
+	}
+	return nil
 }
 
 // templateSize is the width of the id block a standard template takes: ids base+1 .. base+6.

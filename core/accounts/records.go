@@ -18,63 +18,66 @@ type recordKey struct {
 func (a *account) records() {
 	seen := map[recordKey]pos{}
 	for _, rec := range a.raw.records {
-		if !a.knownKind(rec.kind) {
-			if a.refuse(rec.w.of("kind").errorf("record kind %q is not a kind of account %q (%s)", clip(rec.kind), a.spec.APIKey, a.kinds())) {
-				return
-			}
-			continue
+		if a.record(rec, seen) {
+			return
 		}
-		k := recordKey{rec.kind, rec.id}
-		if first, dup := seen[k]; dup {
-			if a.refuse(rec.w.of("id").errorf("record %s %d is already given at %s", rec.kind, rec.id, first)) {
-				return
-			}
-			continue
-		}
-		seen[k] = rec.w.of("id")
-		if err := a.creator(&rec.createdBy, rec.w); err != nil {
-			if a.refuse(err) {
-				return
-			}
-			continue
-		}
-		fields := a.fields[rec.kind]
-		values := make(map[int64]string, len(rec.values))
-		refused := false // a value of the record was refused, so a required field may only seem missing
-		for _, rv := range rec.values {
-			f, ok := fieldNamed(fields, rv.name)
-			if !ok {
-				if a.refuse(rv.at.errorf("%s is not a field of %s", rv.name, rec.kind)) {
-					return
-				}
-				refused = true
-				continue
-			}
-			v, err := a.value(f, rv)
-			if err != nil {
-				if a.refuse(err) {
-					return
-				}
-				refused = true
-				continue
-			}
-			values[f.ID] = v
-		}
-		if refused {
-			continue
-		}
-		for _, f := range fields {
-			if f.Required && values[f.ID] == "" {
-				if a.refuse(rec.w.of("fields").errorf("record %s %d: required field %s (%s) has no value", rec.kind, rec.id, f.Name(), clip(f.Label))) {
-					return
-				}
-				continue
-			}
-		}
-		a.spec.Records = append(a.spec.Records, core.RecordSpec{
-			Kind: rec.kind, ID: rec.id, CreatedByUsername: rec.createdBy, CreatedTime: rec.createdTime, Values: values,
-		})
 	}
+}
+
+// record checks one seed record and adds it to the spec; it reports whether reading must stop.
+func (a *account) record(rec rawRecord, seen map[recordKey]pos) (stop bool) {
+	if !a.knownKind(rec.kind) {
+		return a.refuse(rec.w.of("kind").errorf("record kind %q is not a kind of account %q (%s)", clip(rec.kind), a.spec.APIKey, a.kinds()))
+	}
+	k := recordKey{rec.kind, rec.id}
+	if first, dup := seen[k]; dup {
+		return a.refuse(rec.w.of("id").errorf("record %s %d is already given at %s", rec.kind, rec.id, first))
+	}
+	seen[k] = rec.w.of("id")
+	if err := a.creator(&rec.createdBy, rec.w); err != nil {
+		return a.refuse(err)
+	}
+	fields := a.fields[rec.kind]
+	values, refused, stop := a.recordValues(rec, fields)
+	if stop || refused {
+		return stop // after a refused value a required field may only seem missing
+	}
+	for _, f := range fields {
+		if f.Required && values[f.ID] == "" &&
+			a.refuse(rec.w.of("fields").errorf("record %s %d: required field %s (%s) has no value", rec.kind, rec.id, f.Name(), clip(f.Label))) {
+			return true
+		}
+	}
+	a.spec.Records = append(a.spec.Records, core.RecordSpec{
+		Kind: rec.kind, ID: rec.id, CreatedByUsername: rec.createdBy, CreatedTime: rec.createdTime, Values: values,
+	})
+	return false
+}
+
+// recordValues checks the values of a seed record against the fields of its kind; refused reports that some
+// value was refused, stop that reading must stop.
+func (a *account) recordValues(rec rawRecord, fields []core.Field) (values map[int64]string, refused, stop bool) {
+	values = make(map[int64]string, len(rec.values))
+	for _, rv := range rec.values {
+		f, ok := fieldNamed(fields, rv.name)
+		if !ok {
+			if a.refuse(rv.at.errorf("%s is not a field of %s", rv.name, rec.kind)) {
+				return values, true, true
+			}
+			refused = true
+			continue
+		}
+		v, err := a.value(f, rv)
+		if err != nil {
+			if a.refuse(err) {
+				return values, true, true
+			}
+			refused = true
+			continue
+		}
+		values[f.ID] = v
+	}
+	return values, refused, false
 }
 
 // fieldNamed finds the field called name (field_<n>) among fs.

@@ -1,17 +1,16 @@
 package accounts
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reqgate/reqgate/config/yamlnode"
 )
 
 // Limits that keep a hostile or broken file from costing much: the file's size, and the number of YAML nodes
@@ -37,59 +36,32 @@ func (r *reader) skip(err error) bool {
 }
 
 // document parses data into its single YAML document. An empty file yields nil.
-func (r *reader) document(data []byte) (doc *yaml.Node, err error) {
+func (r *reader) document(data []byte) (*yaml.Node, error) {
 	if len(data) > MaxFileBytes {
 		return nil, pos{r.file, 1}.errorf("the file is larger than %d bytes", MaxFileBytes)
 	}
-	defer func() {
-		// yaml.v3 is meant to report every problem as an error; a panic from it must still not take the
-		// process down while it applies an operator's file.
-		if v := recover(); v != nil {
-			doc, err = nil, pos{r.file, 1}.errorf("malformed YAML (%v)", v)
-		}
-	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var d yaml.Node
-	if err := dec.Decode(&d); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, r.syntaxError(err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
+	doc, err := yamlnode.Decode(data)
+	var ye *yamlnode.Error
+	switch {
 	case err == nil:
-		return nil, pos{r.file, next.Line}.errorf("a second YAML document; an account file holds one (merge them, or pass several files)")
-	case !errors.Is(err, io.EOF):
-		return nil, r.syntaxError(err)
+		return doc, nil
+	case !errors.As(err, &ye):
+		return nil, pos{r.file, 1}.errorf("malformed YAML: %v", err)
+	case ye.Second:
+		return nil, pos{r.file, ye.Line}.errorf("a second YAML document; an account file holds one (merge them, or pass several files)")
+	case ye.Panic:
+		return nil, pos{r.file, 1}.errorf("malformed YAML (%s)", ye.Reason)
 	}
-	if len(d.Content) == 0 {
-		return nil, nil
-	}
-	return d.Content[0], nil
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxError turns yaml.v3's "yaml: line N: reason" into file:N: reason.
-func (r *reader) syntaxError(err error) error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return pos{r.file, n}.errorf("malformed YAML: %s", m[2])
-	}
-	return pos{r.file, 1}.errorf("malformed YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	return nil, pos{r.file, max(ye.Line, 1)}.errorf("malformed YAML: %s", ye.Reason)
 }
 
 func (r *reader) at(n *yaml.Node) pos { return pos{r.file, n.Line} }
 
 // resolve follows aliases and counts the node against the file's budget.
 func (r *reader) resolve(n *yaml.Node) (*yaml.Node, error) {
-	for hops := 0; n.Kind == yaml.AliasNode; hops++ {
-		if n.Alias == nil || hops > 64 {
-			return nil, r.at(n).errorf("broken alias")
-		}
-		n = n.Alias
+	n, ok := yamlnode.Resolve(n)
+	if !ok {
+		return nil, r.at(n).errorf("broken alias")
 	}
 	r.nodes++
 	if r.nodes > maxNodes {
@@ -134,29 +106,35 @@ func (r *reader) object(n *yaml.Node, what string, known []string) (*object, err
 		return nil, r.at(n).errorf("%s must be a mapping (key: value lines), not %s", what, kindName(n))
 	}
 	o := &object{r: r, node: n, what: what, key: map[string]*yaml.Node{}, val: map[string]*yaml.Node{}}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := r.resolve(n.Content[i])
-		if err != nil {
+	pairs, err := yamlnode.Pairs(n, r.resolve)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pairs {
+		if err := o.add(p, known); err != nil {
 			return nil, err
 		}
-		if k.Tag == "!!merge" {
-			return nil, r.at(k).errorf("merge keys (<<) are not supported")
-		}
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!null" {
-			return nil, r.at(k).errorf("%s: keys must be plain words", what)
-		}
-		name := k.Value
-		if known != nil && !slices.Contains(known, name) {
-			return nil, r.at(k).errorf("unknown key %q in %s (known keys: %s)", clip(name), what, strings.Join(known, ", "))
-		}
-		if first, dup := o.key[name]; dup {
-			return nil, r.at(k).errorf("duplicate key %q in %s (first at line %d)", clip(name), what, first.Line)
-		}
-		o.keys = append(o.keys, name)
-		o.key[name] = k
-		o.val[name] = n.Content[i+1]
 	}
 	return o, nil
+}
+
+// add takes one key of the mapping, or refuses it.
+func (o *object) add(p yamlnode.Pair, known []string) error {
+	k := p.Key
+	switch {
+	case p.Problem == yamlnode.Merge:
+		return o.r.at(k).errorf("merge keys (<<) are not supported")
+	case p.Problem == yamlnode.NotPlain || k.Tag == "!!null":
+		return o.r.at(k).errorf("%s: keys must be plain words", o.what)
+	case known != nil && !slices.Contains(known, k.Value):
+		return o.r.at(k).errorf("unknown key %q in %s (known keys: %s)", clip(k.Value), o.what, strings.Join(known, ", "))
+	case p.Problem == yamlnode.Duplicate:
+		return o.r.at(k).errorf("duplicate key %q in %s (first at line %d)", clip(k.Value), o.what, p.First.Line)
+	}
+	o.keys = append(o.keys, k.Value)
+	o.key[k.Value] = k
+	o.val[k.Value] = p.Value
+	return nil
 }
 
 // where records the position of the object and of each of its values.

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/core/sqlite"
 )
 
@@ -41,7 +42,13 @@ func TestCrashChildProcess(t *testing.T) {
 		os.Exit(2)
 	}
 	fmt.Println("listening", ln.Addr().String())
-	srv := api.New(st, api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opt := coretest.APIOptions()
+	opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := api.New(st, opt)
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(2)
+	}
 	http.Serve(ln, srv) //nolint:errcheck // runs until killed
 	os.Exit(3)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
@@ -36,7 +37,14 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	srv := httptest.NewServer(api.New(st, api.Options{}))
+	// The values of the default configuration (package config): 1 MiB bodies, credentials trusted 60s,
+	// schemas kept 2s.
+	handler, err := api.New(st, api.Options{MaxBodyBytes: 1 << 20, AuthTTL: time.Minute, SchemaTTL: 2 * time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 
 	body := `<requirement><fields><field><name>field_101</name><value>Export to CSV</value></field></fields></requirement>`

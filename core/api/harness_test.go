@@ -15,8 +15,10 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/core/sqlite"
 )
 
@@ -136,7 +138,10 @@ func start(tb testing.TB, opt api.Options) *env {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv := api.New(st, opt)
+	srv, err := api.New(st, configtest.Overlay(coretest.APIOptions(), opt))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(hs.Close)
 	return &env{t: tb, URL: hs.URL, Store: st, API: srv}

@@ -11,6 +11,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -20,15 +21,16 @@ import (
 	"github.com/reqgate/reqgate/core"
 )
 
-// Options tune a Server. The zero value is usable.
+// Options tune a Server. The configured values (server.max_body_bytes, auth.ttl, core.schema_ttl) come resolved
+// from package config, which alone holds their defaults; New refuses an impossible one.
 type Options struct {
-	// MaxBodyBytes is the largest request body accepted; larger ones get 413. If zero, 1 MiB.
+	// MaxBodyBytes is the largest request body accepted; larger ones get 413; > 0.
 	MaxBodyBytes int64
-	// AuthTTL is how long a verified credential is trusted without a new bcrypt check. If zero, 60s;
-	// negative disables the credential cache.
+	// AuthTTL is how long a verified credential is trusted without a new bcrypt check; 0 = never (no
+	// credential cache).
 	AuthTTL time.Duration
-	// SchemaTTL is how long an account's objects, fields and users are kept in memory. If zero, 2s;
-	// negative disables the schema cache.
+	// SchemaTTL is how long an account's objects, fields and users are kept in memory; 0 = never (no schema
+	// cache).
 	SchemaTTL time.Duration
 	// Logger receives server errors (5xx with their detail). If nil, slog.Default().
 	Logger *slog.Logger
@@ -53,16 +55,15 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// New returns a Server over st.
-func New(st core.Store, opt Options) *Server {
-	if opt.MaxBodyBytes <= 0 {
-		opt.MaxBodyBytes = 1 << 20
-	}
-	if opt.AuthTTL == 0 {
-		opt.AuthTTL = 60 * time.Second
-	}
-	if opt.SchemaTTL == 0 {
-		opt.SchemaTTL = 2 * time.Second
+// New returns a Server over st, or an error naming an impossible value of opt.
+func New(st core.Store, opt Options) (*Server, error) {
+	switch {
+	case opt.MaxBodyBytes <= 0:
+		return nil, fmt.Errorf("api: max body bytes %d: must be > 0", opt.MaxBodyBytes)
+	case opt.AuthTTL < 0:
+		return nil, fmt.Errorf("api: auth ttl %s: must not be negative (0 = never)", opt.AuthTTL)
+	case opt.SchemaTTL < 0:
+		return nil, fmt.Errorf("api: schema ttl %s: must not be negative (0 = never)", opt.SchemaTTL)
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
@@ -73,7 +74,7 @@ func New(st core.Store, opt Options) *Server {
 	s := &Server{st: st, opt: opt, log: opt.Logger, now: opt.Now}
 	s.auth = newAuthCache(opt.AuthTTL, opt.Now)
 	s.schema = newSchemaCache(opt.SchemaTTL, opt.Now)
-	return s
+	return s, nil
 }
 
 // FlushCaches forgets remembered credentials and account schemas, e.g. after an account file was applied

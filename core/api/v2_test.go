@@ -158,7 +158,7 @@ func v2Setup(t *testing.T) *v2Env {
 	}
 	e := &v2Env{t: t, st: st, now: new(atomic.Int64)}
 	e.now.Store(v2Start)
-	srv := New(st, Options{
+	srv := mustNew(t, st, Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:    func() time.Time { return time.Unix(e.now.Load(), 0) },
 	})
@@ -435,7 +435,7 @@ func benchSetup(b *testing.B, dir string) (base string, st core.Store) {
 		b.Fatalf("reopen bench store: %v", err)
 	}
 	b.Logf("setup: %d records in %v", benchRecords, time.Since(start).Round(time.Millisecond))
-	ts := httptest.NewServer(New(s, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	ts := httptest.NewServer(mustNew(b, s, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	b.Cleanup(ts.Close)
 	return ts.URL + "/api2/bench", s
 }

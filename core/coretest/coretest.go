@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/api"
@@ -29,7 +31,8 @@ type Options struct {
 	// AccountsYAML is an account file (see core/accounts) applied to the new store. If empty, the demo account
 	// (api_key demo, users demo/demo and viewer/viewer) with its seed history.
 	AccountsYAML string
-	// API tunes the HTTP layer (body limit, credential TTL, clock). The zero value is the default.
+	// API tunes the HTTP layer (body limit, credential TTL, clock). Fields left zero take the values of the
+	// default configuration (APIOptions).
 	API api.Options
 }
 
@@ -73,7 +76,7 @@ func Start(tb testing.TB, opt Options) *Core {
 	}
 	c.Addr = ln.Addr().String()
 	c.URL = "http://" + c.Addr
-	c.serve(st, ln)
+	c.serve(tb, st, ln)
 	tb.Cleanup(c.Stop)
 	return c
 }
@@ -93,14 +96,27 @@ func provision(ctx context.Context, st core.Store, yaml string) error {
 	return accounts.SeedDemoHistory(ctx, st)
 }
 
+// APIOptions are the options cmd/reqgate gives the core's API under the default configuration.
+func APIOptions() api.Options {
+	c := config.Default(config.RoleCore)
+	return api.Options{MaxBodyBytes: c.Server.MaxBodyBytes, AuthTTL: c.Auth.TTL, SchemaTTL: c.Core.SchemaTTL}
+}
+
 // serve starts the HTTP server over st on ln.
-func (c *Core) serve(st core.Store, ln net.Listener) {
-	apiOpt := c.opt.API
+func (c *Core) serve(tb testing.TB, st core.Store, ln net.Listener) {
+	tb.Helper()
+	apiOpt := configtest.Overlay(APIOptions(), c.opt.API)
 	if apiOpt.Logger == nil {
 		apiOpt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	srv, err := api.New(st, apiOpt)
+	if err != nil {
+		st.Close()
+		ln.Close()
+		tb.Fatalf("coretest: %v", err)
+	}
 	c.Store = st
-	c.API = api.New(st, apiOpt)
+	c.API = srv
 	c.srv = &http.Server{Handler: c.API, ReadHeaderTimeout: 10 * time.Second}
 	c.done = make(chan struct{})
 	c.closed = false
@@ -146,5 +162,5 @@ func (c *Core) Restart(tb testing.TB) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.serve(st, ln)
+	c.serve(tb, st, ln)
 }

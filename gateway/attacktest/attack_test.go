@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/gateway/gatewaytest"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -65,8 +68,9 @@ func serve(tb testing.TB, opt gateway.Options) (*gateway.Gateway, string) {
 	return g, "http://" + ln.Addr().String()
 }
 
+// cached are the options of the default configuration in front of c, with the cache on.
 func cached(c *coretest.Core) gateway.Options {
-	return gateway.Options{Upstreams: []string{c.URL}, Cache: gateway.CacheOptions{Enabled: true}}
+	return gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}, Cache: gateway.CacheOptions{Enabled: true}})
 }
 
 // from is a client whose connections leave from the loopback address ip (127.0.0.0/8 is all ours).
@@ -220,11 +224,11 @@ func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
 // wrong ones, must not be charged to the account's (or a user's) rate policies. They are limited by IP.
 func TestQuotaTheft(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
-	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
+	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
 		{Name: "account", Key: "api_key", Limit: 5, Period: time.Hour},
 		{Name: "user", Key: "user", Limit: 5, Period: time.Hour},
 		{Name: "ip", Key: "ip", Limit: 40, Period: time.Hour},
-	}})
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +347,7 @@ func TestNoLockoutFromOneAddress(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
 	opt := cached(c)
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 3, 100, 8
-	opt.AuthTTL = -1 // every login is checked, so a lockout would show
+	opt.AuthTTL = 0 // never remembered: every login is checked, so a lockout would show
 	_, url := serve(t, opt)
 	target := url + "/api2/acme/re/1"
 	attacker := from("127.0.0.9")
@@ -376,7 +380,7 @@ func TestNoLockoutFromOneAddress(t *testing.T) {
 func TestSpoofedForwardedFor(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
 	opt := cached(c)
-	opt.TrustedProxies = []string{"127.0.0.1"}
+	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 3, 1000
 	_, url := serve(t, opt)
 	for i := range 3 {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/gateway/gatewaytest"
 )
 
 // The page origins are other loopback addresses than the gateway's 127.0.0.1, so the browser sees origins
@@ -85,7 +86,7 @@ func TestBrowser(t *testing.T) {
 func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testGateway, origin, name string) {
 	t.Helper()
 	title := "Written by a browser & <read> back from " + origin
-	page := origin + "/app.html?" + url.Values{"api": {gw.api}, "title": {title}, "max_body": {strconv.Itoa(gateway.DefaultMaxBodyBytes)}}.Encode()
+	page := origin + "/app.html?" + url.Values{"api": {gw.api}, "title": {title}, "max_body": {strconv.Itoa(gatewaytest.Options().MaxBodyBytes)}}.Encode()
 	seen, tr := openPage(t, browser, page, name)
 	if seen["state"] != "done" {
 		t.Fatalf("the page failed: %q\nit saw: %v\nCORS errors: %v", seen["error"], seen, tr.corsErrors)
@@ -378,12 +379,12 @@ type testGateway struct {
 func serveGateway(t *testing.T, c *coretest.Core, origins ...string) *testGateway {
 	t.Helper()
 	gw := &testGateway{apiPath: "/api2/demo", log: &lockedBuffer{}}
-	g, err := gateway.New(gateway.Options{
+	g, err := gateway.New(gatewaytest.With(gateway.Options{
 		Upstreams:   []string{c.URL},
 		Cache:       gateway.CacheOptions{Enabled: true},
 		CORSOrigins: origins,
 		Logger:      slog.New(slog.NewJSONHandler(gw.log, nil)),
-	})
+	}))
 	if err != nil {
 		t.Fatalf("gateway.New: %v", err)
 	}

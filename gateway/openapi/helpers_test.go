@@ -18,6 +18,7 @@ import (
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
+	"github.com/reqgate/reqgate/gateway/gatewaytest"
 )
 
 // account is the demo account with a view of every kind, so that every route of the table has something to
@@ -66,7 +67,7 @@ func start(tb testing.TB, limiter gateway.Limiter) string {
 // serve runs a gateway with opt on a free loopback port until the test ends and returns its URL.
 func serve(tb testing.TB, opt gateway.Options) string {
 	tb.Helper()
-	g, err := gateway.New(opt)
+	g, err := gateway.New(gatewaytest.With(opt))
 	if err != nil {
 		tb.Fatalf("gateway.New: %v", err)
 	}

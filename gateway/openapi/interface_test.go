@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 const jsonAccept = "Accept: application/json"
@@ -30,8 +31,8 @@ type step struct {
 // interface in JSON, and its main errors, and validates each request and each response against the document.
 func TestJSONInterface(t *testing.T) {
 	v := newValidator(t)
-	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}})
+	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +182,8 @@ func TestJSONThrottled(t *testing.T) {
 	v := newValidator(t)
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			l, err := ratelimit.New(ratelimit.Options{RejectStatus: status, Policies: []ratelimit.Policy{
-				{Name: "account", Key: "api_key", Limit: 1, Period: time.Minute}}})
+			l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{RejectStatus: status, Policies: []ratelimit.Policy{
+				{Name: "account", Key: "api_key", Limit: 1, Period: time.Minute}}}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 // concretePath fills the templates of r's path with what exists in account(); id replaces {id} when not 0.
@@ -41,8 +42,8 @@ func writeBody(r openapi.Route, title string) string {
 // classifies its path as the table says, and paths outside the table are 404.
 func TestRouteTable(t *testing.T) {
 	v := newValidator(t)
-	l, err := ratelimit.New(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}})
+	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}}))
 	if err != nil {
 		t.Fatal(err)
 	}

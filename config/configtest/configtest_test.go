@@ -1,0 +1,42 @@
+package configtest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+type inner struct {
+	On  bool
+	TTL time.Duration
+}
+
+type options struct {
+	Name   string
+	N      int
+	List   []string
+	Inner  inner
+	hidden int
+}
+
+func TestOverlay(t *testing.T) {
+	base := options{Name: "base", N: 3, List: []string{"a"}, Inner: inner{On: true, TTL: time.Second}, hidden: 7}
+	tests := []struct {
+		name string
+		over options
+		want options
+	}{
+		{"zero keeps base", options{}, base},
+		{"scalar", options{N: 9}, options{Name: "base", N: 9, List: []string{"a"}, Inner: inner{On: true, TTL: time.Second}, hidden: 7}},
+		{"list", options{List: []string{"b", "c"}}, options{Name: "base", N: 3, List: []string{"b", "c"}, Inner: inner{On: true, TTL: time.Second}, hidden: 7}},
+		{"nested field", options{Inner: inner{TTL: time.Minute}}, options{Name: "base", N: 3, List: []string{"a"}, Inner: inner{On: true, TTL: time.Minute}, hidden: 7}},
+		{"unexported ignored", options{hidden: 1}, base},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Overlay(base, tt.over); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

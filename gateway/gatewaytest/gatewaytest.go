@@ -1,0 +1,40 @@
+// Package gatewaytest gives tests outside package gateway the gateway options of the default configuration:
+// the gateway takes complete, resolved values (package config alone holds their defaults), and a test states
+// only what it changes.
+package gatewaytest
+
+import (
+	"github.com/reqgate/reqgate/config"
+	"github.com/reqgate/reqgate/config/configtest"
+	"github.com/reqgate/reqgate/gateway"
+)
+
+// Options are the options cmd/reqgate gives the gateway under the default configuration, but with the cache
+// off: a test about the cache turns it on.
+func Options() gateway.Options {
+	c := config.Default(config.RoleGateway)
+	return gateway.Options{
+		Upstreams:        c.Upstream.URLs(),
+		UpstreamTimeout:  c.Upstream.Timeout,
+		MaxIdleConns:     c.Upstream.MaxIdleConns,
+		MaxConnWait:      c.Upstream.MaxConnWait,
+		MaxBodyBytes:     int(c.Server.MaxBodyBytes),
+		BodyBudget:       c.Server.BodyBudget,
+		MaxConns:         c.Server.MaxConns,
+		MaxConnsPerIP:    c.Server.MaxConnsPerIP,
+		MaxResponseBytes: int(c.Upstream.MaxResponseBytes),
+		ReadTimeout:      c.Server.ReadTimeout,
+		WriteTimeout:     c.Server.WriteTimeout,
+		IdleTimeout:      c.Server.IdleTimeout,
+		Cache: gateway.CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError,
+			Scope: c.Cache.Scope},
+		AuthTTL:               c.Auth.TTL,
+		MaxUserFailures:       c.Auth.MaxUserFailures,
+		MaxIPFailures:         c.Auth.MaxIPFailures,
+		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
+		FailureWindow:         c.Auth.FailureWindow,
+	}
+}
+
+// With is opt with the fields it leaves zero taken from Options.
+func With(opt gateway.Options) gateway.Options { return configtest.Overlay(Options(), opt) }
