@@ -28,54 +28,49 @@ func AppendStrict[T ~string | ~[]byte](dst []byte, s T, attr bool) (out []byte, 
 	return appendEscaped(dst, s, attr, true)
 }
 
+// replacement is what Append writes for a character XML cannot carry.
+const replacement = "\uFFFD"
+
+// escapes is how each ASCII character is written in character data (escapes[0]) and in attribute values
+// (escapes[1]): "" for as it is, replacement for a C0 control XML cannot carry.
+var escapes = func() (t [2][utf8.RuneSelf]string) {
+	for _, attr := range []int{0, 1} {
+		for c := range 0x20 {
+			t[attr][c] = replacement
+		}
+		t[attr]['&'], t[attr]['<'], t[attr]['>'] = "&amp;", "&lt;", "&gt;"
+		t[attr]['"'], t[attr]['\''] = "&quot;", "&apos;"
+		t[attr]['\r'] = "&#xD;"
+	}
+	t[0]['\t'], t[0]['\n'] = "", ""
+	t[1]['\t'], t[1]['\n'] = "&#x9;", "&#xA;"
+	return t
+}()
+
 func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr, strict bool) ([]byte, int) {
+	ascii := &escapes[0]
+	if attr {
+		ascii = &escapes[1]
+	}
 	last := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' {
-			i++
-			continue
-		}
-		var esc string
-		size := 1
-		switch c {
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '"':
-			esc = "&quot;"
-		case '\'':
-			esc = "&apos;"
-		case '\r':
-			esc = "&#xD;"
-		case '\n':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#xA;"
-		case '\t':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#x9;"
-		default:
-			// A C0 control or the first byte of a multi-byte character. The conversion copies at most
-			// utf8.UTFMax bytes, on the stack.
+		esc, size := "", 1
+		if c := s[i]; c < utf8.RuneSelf {
+			esc = ascii[c]
+		} else {
+			// The conversion copies at most utf8.UTFMax bytes, on the stack.
 			var r rune
 			r, size = utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-			if ValidRune(r, size) {
-				i += size
-				continue
+			if !ValidRune(r, size) {
+				esc = replacement
 			}
-			if strict {
-				return append(dst, s[last:i]...), i
-			}
-			esc = "\uFFFD"
+		}
+		if esc == "" {
+			i += size
+			continue
+		}
+		if strict && esc == replacement {
+			return append(dst, s[last:i]...), i
 		}
 		dst = append(dst, s[last:i]...)
 		dst = append(dst, esc...)
