@@ -220,6 +220,16 @@ func (p *xparser) startTag() error {
 	if len(p.stack) >= MaxDepth {
 		return p.errAt(start, "elements nested deeper than "+strconv.Itoa(MaxDepth))
 	}
+	idx, err := p.addElement(rawName)
+	if err != nil {
+		return err
+	}
+	return p.attrList(idx, start)
+}
+
+// addElement appends the element named rawName to the document as the last child of the innermost open
+// element, and returns its index.
+func (p *xparser) addElement(rawName []byte) (int32, error) {
 	d := p.doc
 	parent := ""
 	var parentIdx int32 = -1
@@ -228,7 +238,7 @@ func (p *xparser) startTag() error {
 		parentIdx = top.node
 		parent = d.nodes[parentIdx].name
 		if top.textOff >= 0 {
-			return p.errAt(top.textOff, "text mixed with child elements in <"+parent+">")
+			return 0, p.errAt(top.textOff, "text mixed with child elements in <"+parent+">")
 		}
 		top.children = true
 		d.nodes[parentIdx].text = nil
@@ -246,6 +256,14 @@ func (p *xparser) startTag() error {
 		}
 		pn.last = idx
 	}
+	return idx, nil
+}
+
+// attrList reads the attributes of element idx and the > or /> that ends its start tag, which began at
+// start. After > the element stays open for its content.
+func (p *xparser) attrList(idx int32, start int) error {
+	d := p.doc
+	name := d.nodes[idx].name
 	for {
 		hadSpace := p.pos < len(p.in) && isSpace(p.in[p.pos])
 		p.skipSpace()
