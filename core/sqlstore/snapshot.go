@@ -160,6 +160,35 @@ func (s *Store) Import(ctx context.Context, snap *core.Snapshot, replace bool) e
 }
 
 func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error {
+	tables, err := snapshotTables(id, snap)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		if err := tx.CopyRows(ctx, t.name, t.cols, t.rows); err != nil {
+			return fmt.Errorf("copy %s: %w", t.name, err)
+		}
+	}
+	for _, o := range snap.Objects {
+		if err := reindexKind(ctx, tx, id, o.APIPrefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableRows is the rows of one table for account id, copied in one go.
+type tableRows struct {
+	name string
+	cols []string
+	rows [][]any
+}
+
+// snapshotTables is the rows of snap for account id, table by table in the order they are copied.
+func snapshotTables(id int64, snap *core.Snapshot) ([]tableRows, error) {
 	var users, objects, fields, options, views, records, history, rels, counters [][]any
 	for _, u := range snap.Users {
 		var hash any
@@ -189,7 +218,7 @@ func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error
 	for _, r := range snap.Records {
 		vals, err := encodeValues(r.Values)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		records = append(records, []any{id, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime,
 			r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals})
@@ -203,11 +232,7 @@ func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error
 	for kind, last := range snap.Counters {
 		counters = append(counters, []any{id, kind, last})
 	}
-	for _, c := range []struct {
-		table string
-		cols  []string
-		rows  [][]any
-	}{
+	return []tableRows{
 		{"users", []string{"account_id", "id", "username", "email", "first_name", "last_name", "status", "deleted",
 			"password_hash"}, users},
 		{"objects", []string{"account_id", "api_prefix", "unique_id", "name_singular", "name_plural", "description",
@@ -221,18 +246,5 @@ func importRows(ctx context.Context, tx Tx, id int64, snap *core.Snapshot) error
 		{"history", []string{"account_id", "kind", "record_id", "field_id", "seq", "user_id", "time", "old", "new"}, history},
 		{"relationships", []string{"account_id", "from_kind", "from_id", "to_kind", "to_id", "type"}, rels},
 		{"counters", []string{"account_id", "kind", "last_id"}, counters},
-	} {
-		if len(c.rows) == 0 {
-			continue
-		}
-		if err := tx.CopyRows(ctx, c.table, c.cols, c.rows); err != nil {
-			return fmt.Errorf("copy %s: %w", c.table, err)
-		}
-	}
-	for _, o := range snap.Objects {
-		if err := reindexKind(ctx, tx, id, o.APIPrefix); err != nil {
-			return err
-		}
-	}
-	return nil
+	}, nil
 }
