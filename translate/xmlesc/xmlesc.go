@@ -31,26 +31,29 @@ func AppendStrict[T ~string | ~[]byte](dst []byte, s T, attr bool) (out []byte, 
 // replacement is what Append writes for a character XML cannot carry.
 const replacement = "\uFFFD"
 
-// escapes is how each ASCII character is written in character data (escapes[0]) and in attribute values
-// (escapes[1]): "" for as it is, replacement for a C0 control XML cannot carry.
-var escapes = func() (t [2][utf8.RuneSelf]string) {
-	for _, attr := range []int{0, 1} {
-		for c := range 0x20 {
-			t[attr][c] = replacement
-		}
-		t[attr]['&'], t[attr]['<'], t[attr]['>'] = "&amp;", "&lt;", "&gt;"
-		t[attr]['"'], t[attr]['\''] = "&quot;", "&apos;"
-		t[attr]['\r'] = "&#xD;"
+// textEscapes is how each ASCII character is written in character data: "" for as it is, replacement for a
+// C0 control XML cannot carry.
+var textEscapes = func() (t [utf8.RuneSelf]string) {
+	for c := range 0x20 {
+		t[c] = replacement
 	}
-	t[0]['\t'], t[0]['\n'] = "", ""
-	t[1]['\t'], t[1]['\n'] = "&#x9;", "&#xA;"
+	t['\t'], t['\n'], t['\r'] = "", "", "&#xD;"
+	t['&'], t['<'], t['>'], t['"'], t['\''] = "&amp;", "&lt;", "&gt;", "&quot;", "&apos;"
 	return t
 }()
 
+// attrEscapes is textEscapes for attribute values, where a tab and a line feed are escaped too.
+var attrEscapes = func() (t [utf8.RuneSelf]string) {
+	t = textEscapes
+	t['\t'], t['\n'] = "&#x9;", "&#xA;"
+	return t
+}()
+
+// appendEscaped is Append (strict false) and AppendStrict (strict true).
 func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr, strict bool) ([]byte, int) {
-	ascii := &escapes[0]
+	ascii := &textEscapes
 	if attr {
-		ascii = &escapes[1]
+		ascii = &attrEscapes
 	}
 	last := 0
 	for i := 0; i < len(s); {
