@@ -144,7 +144,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	}
 	base := len(w.ord)
 	defer func() { w.ord = w.ord[:base] }()
-	text, children, err := w.sortMembers(info, members)
+	text, children, err := w.splitMembers(info, members)
 	if err != nil {
 		return err
 	}
@@ -177,10 +177,10 @@ func (d *jdoc) hasKey(members []jmember, name string) bool {
 	return false
 }
 
-// sortMembers sorts the members of an object by what they become: attributes are queued on w.ord with
+// splitMembers splits the members of an object by what they become: attributes are queued on w.ord with
 // their rank, known ones first in interface order; it returns the text of "#text" and the number of
 // members that are child elements.
-func (w *xwriter) sortMembers(info *elemInfo, members []jmember) (text []byte, children int, err error) {
+func (w *xwriter) splitMembers(info *elemInfo, members []jmember) (text []byte, children int, err error) {
 	base := len(w.ord)
 	for _, m := range members {
 		key := w.d.bytes(m.key) // not empty: checkKeys
