@@ -72,25 +72,43 @@ func isNameChar(r rune) bool {
 
 // nameLen returns the length of the XML name at the start of b (0 if b does not start with one).
 func nameLen(b []byte) int {
-	class, ranges := nameStart, nameStartRanges
+	if len(b) == 0 {
+		return 0
+	}
 	i := 0
+	if c := b[0]; c < utf8.RuneSelf {
+		if asciiName[c]&nameStart == 0 {
+			return 0
+		}
+		i = 1
+	} else if i = nonASCIINameLen(b, nameStartRanges); i == 0 {
+		return 0
+	}
 	for i < len(b) {
 		if c := b[i]; c < utf8.RuneSelf {
-			if asciiName[c]&class == 0 {
+			if asciiName[c]&nameChar == 0 {
 				return i
 			}
 			i++
-		} else {
-			// U+FFFD is a name character, but it is also what invalid UTF-8 decodes to.
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError || !unicode.Is(ranges, r) {
-				return i
-			}
-			i += size
+			continue
 		}
-		class, ranges = nameChar, nameCharRanges
+		n := nonASCIINameLen(b[i:], nameCharRanges)
+		if n == 0 {
+			return i
+		}
+		i += n
 	}
 	return i
+}
+
+// nonASCIINameLen returns the length of the non-ASCII character at the start of b when it is in ranges, 0
+// when it is not. U+FFFD is a name character, but it is also what invalid UTF-8 decodes to: it is refused.
+func nonASCIINameLen(b []byte, ranges *unicode.RangeTable) int {
+	r, size := utf8.DecodeRune(b)
+	if r == utf8.RuneError || !unicode.Is(ranges, r) {
+		return 0
+	}
+	return size
 }
 
 // isSpace reports whether c is XML white space.

@@ -268,48 +268,48 @@ func (p *jparser) number() (int32, error) {
 	if in[i] == '-' {
 		i++
 	}
-	var err error
 	if i < len(in) && in[i] == '0' {
 		i++
-	} else if i, err = p.digits(i, "in number, expected a digit"); err != nil {
-		return 0, err
+	} else if j := skipDigits(in, i); j > i {
+		i = j
+	} else {
+		return 0, p.errAt(i, "unexpected "+p.describe(i)+" in number, expected a digit")
 	}
 	if i < len(in) && in[i] == '.' {
-		if i, err = p.digits(i+1, "after the decimal point"); err != nil {
+		j := skipDigits(in, i+1)
+		if j == i+1 {
+			return 0, p.errAt(j, "unexpected "+p.describe(j)+" after the decimal point")
+		}
+		i = j
+	}
+	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
+		var err error
+		if i, err = p.exponent(i + 1); err != nil {
 			return 0, err
 		}
-	}
-	if i, err = p.exponent(i); err != nil {
-		return 0, err
 	}
 	p.pos = i
 	return p.add(jvalue{kind: jNumber, s: span{off: int32(start), end: int32(i)}}), nil
 }
 
-// digits reads the digits of a number at i, at least one, and returns where they end. where completes
-// the error message when there is none.
-func (p *jparser) digits(i int, where string) (int, error) {
-	j := i
-	for j < len(p.in) && p.in[j] >= '0' && p.in[j] <= '9' {
-		j++
-	}
-	if j == i {
-		return 0, p.errAt(i, "unexpected "+p.describe(i)+" "+where)
-	}
-	return j, nil
-}
-
-// exponent reads the exponent of a number at i, if it has one, and returns where the number ends.
-func (p *jparser) exponent(i int) (int, error) {
-	in := p.in
-	if i >= len(in) || in[i] != 'e' && in[i] != 'E' {
-		return i, nil
-	}
-	i++
-	if i < len(in) && (in[i] == '+' || in[i] == '-') {
+// skipDigits returns where the decimal digits at b[i:] end.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
 	}
-	return p.digits(i, "in exponent")
+	return i
+}
+
+// exponent reads the exponent of a number after its e or E, at i, and returns where the number ends.
+func (p *jparser) exponent(i int) (int, error) {
+	if i < len(p.in) && (p.in[i] == '+' || p.in[i] == '-') {
+		i++
+	}
+	j := skipDigits(p.in, i)
+	if j == i {
+		return 0, p.errAt(i, "unexpected "+p.describe(i)+" in exponent")
+	}
+	return j, nil
 }
 
 // str reads a string at p.pos and returns its decoded text: the input itself when it has no escapes.

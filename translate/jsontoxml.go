@@ -260,9 +260,9 @@ func (w *xwriter) textContent(name string, text []byte) error {
 	return nil
 }
 
-// childElements ends the start tag of element name and writes the members that are child elements, known
-// ones first in interface order, and the end tag; when they are all empty arrays, the start tag becomes an
-// empty-element tag. w.ord after base is free for their order.
+// childElements ends the start tag of element name and writes the members that are child elements (an array
+// as one element per item), known ones first in interface order, and the end tag; when they are all empty
+// arrays, the start tag becomes an empty-element tag. w.ord after base is free for their order.
 func (w *xwriter) childElements(name string, info *elemInfo, members []jmember, base int) error {
 	d := w.d
 	for _, m := range members {
@@ -281,38 +281,30 @@ func (w *xwriter) childElements(name string, info *elemInfo, members []jmember, 
 	open := len(w.b)
 	// The elements written below use w.ord beyond its end and restore it, so it is read afresh each time.
 	for k := base; k < len(w.ord); k++ {
-		if err := w.child(name, w.ord[k].m); err != nil {
-			return err
+		m := w.ord[k].m
+		key := d.bytes(m.key)
+		cv := d.vals[m.val]
+		w.path = append(w.path, step{key: key, idx: -1})
+		if cv.kind != jArray {
+			if err := w.element(key, name, m.val); err != nil {
+				return err
+			}
+		} else {
+			for j, item := range d.items[cv.start : cv.start+cv.n] {
+				w.path = append(w.path, step{idx: j})
+				if err := w.element(key, name, item); err != nil {
+					return err
+				}
+				w.path = w.path[:len(w.path)-1]
+			}
 		}
+		w.path = w.path[:len(w.path)-1]
 	}
 	if len(w.b) == open { // only empty arrays
 		w.b = append(w.b[:open-1], "/>"...)
 		return nil
 	}
 	w.endTag(name)
-	return nil
-}
-
-// child writes member m of element parent: one element, or one per item when its value is an array.
-func (w *xwriter) child(parent string, m jmember) error {
-	d := w.d
-	key := d.bytes(m.key)
-	cv := d.vals[m.val]
-	w.path = append(w.path, step{key: key, idx: -1})
-	if cv.kind != jArray {
-		if err := w.element(key, parent, m.val); err != nil {
-			return err
-		}
-	} else {
-		for j, item := range d.items[cv.start : cv.start+cv.n] {
-			w.path = append(w.path, step{idx: j})
-			if err := w.element(key, parent, item); err != nil {
-				return err
-			}
-			w.path = w.path[:len(w.path)-1]
-		}
-	}
-	w.path = w.path[:len(w.path)-1]
 	return nil
 }
 

@@ -224,7 +224,34 @@ func (p *xparser) startTag() error {
 	if err != nil {
 		return err
 	}
-	return p.attrList(idx, start)
+	d := p.doc
+	name := d.nodes[idx].name
+	for {
+		hadSpace := p.pos < len(p.in) && isSpace(p.in[p.pos])
+		p.skipSpace()
+		if p.pos >= len(p.in) {
+			return p.errAt(start, "unterminated start tag <"+name+">")
+		}
+		switch c := p.in[p.pos]; {
+		case c == '>':
+			p.pos++
+			d.nodes[idx].attrEnd = int32(len(d.attrs))
+			p.stack = append(p.stack, openElem{node: idx, start: start, textOff: -1})
+			return nil
+		case c == '/':
+			if p.pos+1 >= len(p.in) || p.in[p.pos+1] != '>' {
+				return p.errAt(p.pos, "expected /> in <"+name+">")
+			}
+			p.pos += 2
+			d.nodes[idx].attrEnd = int32(len(d.attrs))
+			return nil
+		case !hadSpace:
+			return p.errAt(p.pos, "expected white space before an attribute in <"+name+">")
+		}
+		if err := p.attr(idx, name); err != nil {
+			return err
+		}
+	}
 }
 
 // addElement appends the element named rawName to the document as the last child of the innermost open
@@ -257,39 +284,6 @@ func (p *xparser) addElement(rawName []byte) (int32, error) {
 		pn.last = idx
 	}
 	return idx, nil
-}
-
-// attrList reads the attributes of element idx and the > or /> that ends its start tag, which began at
-// start. After > the element stays open for its content.
-func (p *xparser) attrList(idx int32, start int) error {
-	d := p.doc
-	name := d.nodes[idx].name
-	for {
-		hadSpace := p.pos < len(p.in) && isSpace(p.in[p.pos])
-		p.skipSpace()
-		if p.pos >= len(p.in) {
-			return p.errAt(start, "unterminated start tag <"+name+">")
-		}
-		switch c := p.in[p.pos]; {
-		case c == '>':
-			p.pos++
-			d.nodes[idx].attrEnd = int32(len(d.attrs))
-			p.stack = append(p.stack, openElem{node: idx, start: start, textOff: -1})
-			return nil
-		case c == '/':
-			if p.pos+1 >= len(p.in) || p.in[p.pos+1] != '>' {
-				return p.errAt(p.pos, "expected /> in <"+name+">")
-			}
-			p.pos += 2
-			d.nodes[idx].attrEnd = int32(len(d.attrs))
-			return nil
-		case !hadSpace:
-			return p.errAt(p.pos, "expected white space before an attribute in <"+name+">")
-		}
-		if err := p.attr(idx, name); err != nil {
-			return err
-		}
-	}
 }
 
 // attr reads one name="value" of element idx.

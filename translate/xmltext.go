@@ -14,27 +14,14 @@ import (
 // decode checks character data or an attribute value and resolves entity and character references and
 // line ends. It returns the input itself when nothing needs to change. space reports white space only.
 func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool, err error) {
-	simple, space, err := p.checkText(raw, off, attr)
-	if err != nil {
-		return nil, false, err
-	}
-	if simple {
-		return raw, space, nil
-	}
-	return p.resolve(raw, off, attr)
-}
-
-// checkText checks the characters of character data or an attribute value against XML 1.0. simple reports
-// that decode has nothing to change (no reference, no carriage return, and in an attribute value no tab or
-// line feed to normalise); space, which is only meaningful then, that raw is white space only.
-func (p *xparser) checkText(raw []byte, off int, attr bool) (simple, space bool, err error) {
-	simple, space = true, true
+	// simple: no reference, no carriage return, and in an attribute value no tab or line feed to normalise.
+	space, simple := true, true
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c >= utf8.RuneSelf {
 			size, err := p.checkRune(raw[i:], off+i)
 			if err != nil {
-				return false, false, err
+				return nil, false, err
 			}
 			space = false
 			i += size
@@ -49,13 +36,16 @@ func (p *xparser) checkText(raw []byte, off int, attr bool) (simple, space bool,
 			}
 		case c == ' ':
 		case c < 0x20:
-			return false, false, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
+			return nil, false, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
 		default:
 			space = false
 		}
 		i++
 	}
-	return simple, space, nil
+	if simple {
+		return raw, space, nil
+	}
+	return p.resolve(raw, off, attr)
 }
 
 // checkRune checks the non-ASCII character at the start of b, at offset off of the input, and returns its

@@ -55,7 +55,11 @@ func (w *jwriter) value(i int32) {
 	info := n.info
 	attrs := d.attrs[n.attrStart:n.attrEnd]
 	if n.first < 0 && (!info.container || !allSpace(n.text)) {
-		w.leaf(n, attrs)
+		if len(attrs) == 0 {
+			w.scalar(n.text, info.integer)
+		} else {
+			w.leafObject(n, attrs)
+		}
 		return
 	}
 	if info.variant != nil {
@@ -79,12 +83,9 @@ func (w *jwriter) value(i int32) {
 	w.b = append(w.b, '}')
 }
 
-// leaf writes the value of an element with text only: a scalar, or an object of its attributes and "#text".
-func (w *jwriter) leaf(n *xnode, attrs []xattr) {
-	if len(attrs) == 0 {
-		w.scalar(n.text, n.info.integer)
-		return
-	}
+// leafObject writes the value of an element with text and attributes: an object of its attributes and
+// "#text".
+func (w *jwriter) leafObject(n *xnode, attrs []xattr) {
 	w.b = append(w.b, '{')
 	w.attrs(n.info, attrs)
 	w.b = append(w.b, `,"#text":`...)
