@@ -54,22 +54,6 @@ var nameCharRanges = &unicode.RangeTable{
 	LatinOffset: 3,
 }
 
-// isNameStart reports whether r may start an XML name.
-func isNameStart(r rune) bool {
-	if uint32(r) < utf8.RuneSelf {
-		return asciiName[r]&nameStart != 0
-	}
-	return unicode.Is(nameStartRanges, r)
-}
-
-// isNameChar reports whether r may continue an XML name.
-func isNameChar(r rune) bool {
-	if uint32(r) < utf8.RuneSelf {
-		return asciiName[r]&nameChar != 0
-	}
-	return unicode.Is(nameCharRanges, r)
-}
-
 // nameLen returns the length of the XML name at the start of b (0 if b does not start with one).
 func nameLen(b []byte) int {
 	if len(b) == 0 {
