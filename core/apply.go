@@ -29,23 +29,56 @@ func ApplyAccount(ap AccountApplier, a *AccountSpec) error {
 	if err := ap.UpsertAccount(a.Name); err != nil {
 		return err
 	}
-	for _, o := range BuiltinObjects() {
-		if err := ap.UpsertObject(o); err != nil {
-			return err
-		}
+	if err := applyEach(BuiltinObjects(), ap.UpsertObject); err != nil {
+		return err
 	}
 	if err := ap.ApplyUsers(a.Users); err != nil {
 		return err
 	}
-	for _, kind := range slices.Sorted(maps.Keys(a.Fields)) {
-		if !slices.Contains(BuiltinKinds, kind) {
-			return Invalid("fields."+kind, "not a built-in kind (re, ft, uc)")
-		}
-		if err := ap.ApplyFields(kind, a.Fields[kind]); err != nil {
+	if err := applyBuiltinFields(ap, a.Fields); err != nil {
+		return err
+	}
+	if err := applyCustomObjects(ap, a.Objects); err != nil {
+		return err
+	}
+	if err := ap.Reindex(); err != nil {
+		return err
+	}
+	if err := applyEach(a.Views, ap.ApplyView); err != nil {
+		return err
+	}
+	if err := applyEach(a.Records, ap.ApplyRecord); err != nil {
+		return err
+	}
+	return applyEach(a.Relationships, ap.ApplyRelationship)
+}
+
+// applyEach applies the items in order and stops at the first error.
+func applyEach[T any](items []T, apply func(T) error) error {
+	for _, it := range items {
+		if err := apply(it); err != nil {
 			return err
 		}
 	}
-	for _, o := range a.Objects {
+	return nil
+}
+
+// applyBuiltinFields applies the fields of the built-in kinds, in the order of their names.
+func applyBuiltinFields(ap AccountApplier, fields map[string][]Field) error {
+	for _, kind := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(BuiltinKinds, kind) {
+			return Invalid("fields."+kind, "not a built-in kind (re, ft, uc)")
+		}
+		if err := ap.ApplyFields(kind, fields[kind]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyCustomObjects applies the custom objects, each followed by its fields.
+func applyCustomObjects(ap AccountApplier, objects []ObjectSpec) error {
+	for _, o := range objects {
 		if o.APIPrefix == "" || slices.Contains(BuiltinKinds, o.APIPrefix) {
 			return Invalid("custom_objects."+o.APIPrefix, "api_prefix must be set and not re, ft or uc")
 		}
@@ -54,24 +87,6 @@ func ApplyAccount(ap AccountApplier, a *AccountSpec) error {
 			return err
 		}
 		if err := ap.ApplyFields(o.APIPrefix, o.Fields); err != nil {
-			return err
-		}
-	}
-	if err := ap.Reindex(); err != nil {
-		return err
-	}
-	for _, v := range a.Views {
-		if err := ap.ApplyView(v); err != nil {
-			return err
-		}
-	}
-	for _, r := range a.Records {
-		if err := ap.ApplyRecord(r); err != nil {
-			return err
-		}
-	}
-	for _, r := range a.Relationships {
-		if err := ap.ApplyRelationship(r); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -81,61 +82,80 @@ func (c Condition) String() string { return c.Attr + string(c.Op) + c.Value }
 func CheckConditions(conds []Condition, fields []Field) error {
 	for i := range conds {
 		c := &conds[i]
+		var err error
 		switch {
 		case timeAttrs[c.Attr]:
-			if c.Op == '=' {
-				return Invalid(c.String(), "the operator = is not supported; "+operators(c.Attr))
-			}
-			n, err := strconv.ParseInt(c.Value, 10, 64)
-			if err != nil {
-				return Invalid(c.String(), "time is not an integer UNIX timestamp")
-			}
-			c.Int = n
+			err = checkTimeCondition(c)
 		case userAttrs[c.Attr]:
-			if c.Op != '=' {
-				return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
-			}
-			n, err := strconv.ParseInt(c.Value, 10, 64)
-			if err != nil {
-				return Invalid(c.String(), "user id is not an integer")
-			}
-			c.Int = n
+			err = checkUserCondition(c)
 		case strings.HasPrefix(c.Attr, "field_"):
-			id, err := strconv.ParseInt(strings.TrimPrefix(c.Attr, "field_"), 10, 64)
-			if err != nil {
-				return Invalid(c.String(), "unknown field "+c.Attr)
-			}
-			var f *Field
-			for j := range fields {
-				if fields[j].ID == id {
-					f = &fields[j]
-				}
-			}
-			if f == nil {
-				return Invalid(c.String(), "unknown field "+c.Attr)
-			}
-			if c.Op != '=' {
-				return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
-			}
-			c.FieldID = id
-			switch {
-			case f.IsPicklist():
-				n, err := strconv.ParseInt(c.Value, 10, 64)
-				if err != nil {
-					return Invalid(c.String(), "picklist value is not an integer")
-				}
-				c.Int = n
-				c.Multi = f.Type == TypePickMultiple
-			case f.Type == TypeTextbox:
-				if !alphanumeric(c.Value) {
-					return Invalid(c.String(), "Textbox search values are alphanumeric only")
-				}
-			default:
-				return Invalid(c.String(), "search supports only Picklist and Textbox fields, not "+string(f.Type))
-			}
+			err = checkFieldCondition(c, fields)
 		default:
-			return Invalid(c.String(), "unknown search attribute "+c.Attr)
+			err = Invalid(c.String(), "unknown search attribute "+c.Attr)
 		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTimeCondition checks a condition on a time (< or > and a UNIX timestamp) and fills Int.
+func checkTimeCondition(c *Condition) error {
+	if c.Op == '=' {
+		return Invalid(c.String(), "the operator = is not supported; "+operators(c.Attr))
+	}
+	n, err := strconv.ParseInt(c.Value, 10, 64)
+	if err != nil {
+		return Invalid(c.String(), "time is not an integer UNIX timestamp")
+	}
+	c.Int = n
+	return nil
+}
+
+// checkUserCondition checks a condition on a user (= and a user id) and fills Int.
+func checkUserCondition(c *Condition) error {
+	if c.Op != '=' {
+		return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
+	}
+	n, err := strconv.ParseInt(c.Value, 10, 64)
+	if err != nil {
+		return Invalid(c.String(), "user id is not an integer")
+	}
+	c.Int = n
+	return nil
+}
+
+// checkFieldCondition checks a condition field_<n> (= on a Picklist or Textbox field of fields) and fills
+// FieldID, and for a Picklist Int and Multi.
+func checkFieldCondition(c *Condition, fields []Field) error {
+	id, err := strconv.ParseInt(strings.TrimPrefix(c.Attr, "field_"), 10, 64)
+	if err != nil {
+		return Invalid(c.String(), "unknown field "+c.Attr)
+	}
+	i := slices.IndexFunc(fields, func(f Field) bool { return f.ID == id })
+	if i < 0 {
+		return Invalid(c.String(), "unknown field "+c.Attr)
+	}
+	f := &fields[i]
+	if c.Op != '=' {
+		return Invalid(c.String(), "the operator "+string(c.Op)+" is not supported; "+operators(c.Attr))
+	}
+	c.FieldID = id
+	switch {
+	case f.IsPicklist():
+		n, err := strconv.ParseInt(c.Value, 10, 64)
+		if err != nil {
+			return Invalid(c.String(), "picklist value is not an integer")
+		}
+		c.Int = n
+		c.Multi = f.Type == TypePickMultiple
+	case f.Type == TypeTextbox:
+		if !alphanumeric(c.Value) {
+			return Invalid(c.String(), "Textbox search values are alphanumeric only")
+		}
+	default:
+		return Invalid(c.String(), "search supports only Picklist and Textbox fields, not "+string(f.Type))
 	}
 	return nil
 }

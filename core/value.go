@@ -17,7 +17,7 @@ import (
 func Canonical(f Field, raw string, isUser func(id int64) bool) (string, error) {
 	name := f.Name()
 	v := raw
-	if f.Type != TypeTextarea && f.Type != TypeTextbox && f.Type != TypeText {
+	if !keepsSpace(f.Type) {
 		v = strings.TrimSpace(raw)
 	}
 	if v == "" {
@@ -28,69 +28,115 @@ func Canonical(f Field, raw string, isUser func(id int64) bool) (string, error) 
 	}
 	switch f.Type {
 	case TypeInteger:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return "", Invalid(name, "not an integer: "+quote(v))
-		}
-		return itoa(n), nil
+		return canonicalInteger(name, v)
 	case TypeNumber:
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return "", Invalid(name, "not a number: "+quote(v))
-		}
-		return v, nil
+		return canonicalNumber(name, v)
 	case TypePickOne:
-		n, err := pick(f, v, isUser)
+		return pickOne(f, v, isUser)
+	case TypePickMultiple:
+		return pickMultiple(f, v, isUser)
+	case TypeDate:
+		return canonicalDate(name, v)
+	case TypeCheckbox:
+		return canonicalCheckbox(name, v)
+	case TypeEmail:
+		return canonicalEmail(name, v)
+	case TypeURL:
+		return canonicalURL(name, v)
+	}
+	return v, nil // Textbox, Textarea, Text
+}
+
+// keepsSpace reports whether a value of type t keeps its leading and trailing white space: the text types.
+func keepsSpace(t FieldType) bool {
+	return t == TypeTextarea || t == TypeTextbox || t == TypeText
+}
+
+// canonicalInteger is the canonical form of an Integer value: decimal, without sign or leading zeros.
+func canonicalInteger(name, v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return "", Invalid(name, "not an integer: "+quote(v))
+	}
+	return itoa(n), nil
+}
+
+// canonicalDate is the canonical form of a Date value: YYYY-MM-DD.
+func canonicalDate(name, v string) (string, error) {
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return "", Invalid(name, "not a date (YYYY-MM-DD): "+quote(v))
+	}
+	return t.Format("2006-01-02"), nil
+}
+
+// canonicalCheckbox is the canonical form of a Checkbox value: 0 or 1.
+func canonicalCheckbox(name, v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "0", "false", "unchecked":
+		return "0", nil
+	case "1", "true", "checked":
+		return "1", nil
+	}
+	return "", Invalid(name, "not a checkbox value (0 or 1): "+quote(v))
+}
+
+// canonicalNumber is the canonical form of a Number value: the number as written.
+func canonicalNumber(name, v string) (string, error) {
+	if _, err := strconv.ParseFloat(v, 64); err != nil {
+		return "", Invalid(name, "not a number: "+quote(v))
+	}
+	return v, nil
+}
+
+// canonicalEmail is the canonical form of an Email value: the address as written.
+func canonicalEmail(name, v string) (string, error) {
+	if !strings.Contains(v, "@") {
+		return "", Invalid(name, "not an email address: "+quote(v))
+	}
+	return v, nil
+}
+
+// canonicalURL is the canonical form of a URL value: the URL as written.
+func canonicalURL(name, v string) (string, error) {
+	if problem := urlProblem(v); problem != "" {
+		return "", Invalid(name, "not an absolute http or https URL ("+problem+"): "+quote(v))
+	}
+	return v, nil
+}
+
+// pickOne is the canonical form of a PickOne value: the id pick accepts.
+func pickOne(f Field, v string, isUser func(id int64) bool) (string, error) {
+	n, err := pick(f, v, isUser)
+	if err != nil {
+		return "", err
+	}
+	return itoa(n), nil
+}
+
+// pickMultiple is the canonical form of a PickMultiple value: the ids of a comma-separated list, each
+// checked by pick, without duplicates, sorted and joined by commas. Empty items are skipped.
+func pickMultiple(f Field, v string, isUser func(id int64) bool) (string, error) {
+	var ids []int64
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := pick(f, part, isUser)
 		if err != nil {
 			return "", err
 		}
-		return itoa(n), nil
-	case TypePickMultiple:
-		var ids []int64
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			n, err := pick(f, part, isUser)
-			if err != nil {
-				return "", err
-			}
-			if !slices.Contains(ids, n) {
-				ids = append(ids, n)
-			}
+		if !slices.Contains(ids, n) {
+			ids = append(ids, n)
 		}
-		slices.Sort(ids)
-		parts := make([]string, len(ids))
-		for i, n := range ids {
-			parts[i] = itoa(n)
-		}
-		return strings.Join(parts, ","), nil
-	case TypeDate:
-		t, err := time.Parse("2006-01-02", v)
-		if err != nil {
-			return "", Invalid(name, "not a date (YYYY-MM-DD): "+quote(v))
-		}
-		return t.Format("2006-01-02"), nil
-	case TypeCheckbox:
-		switch strings.ToLower(v) {
-		case "0", "false", "unchecked":
-			return "0", nil
-		case "1", "true", "checked":
-			return "1", nil
-		}
-		return "", Invalid(name, "not a checkbox value (0 or 1): "+quote(v))
-	case TypeEmail:
-		if !strings.Contains(v, "@") {
-			return "", Invalid(name, "not an email address: "+quote(v))
-		}
-		return v, nil
-	case TypeURL:
-		if problem := urlProblem(v); problem != "" {
-			return "", Invalid(name, "not an absolute http or https URL ("+problem+"): "+quote(v))
-		}
-		return v, nil
 	}
-	return v, nil // Textbox, Textarea, Text
+	slices.Sort(ids)
+	parts := make([]string, len(ids))
+	for i, n := range ids {
+		parts[i] = itoa(n)
+	}
+	return strings.Join(parts, ","), nil
 }
 
 // urlProblem says what keeps v from being an absolute http or https URL, the links a URL field is for (a

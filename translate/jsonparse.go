@@ -263,41 +263,53 @@ func (p *jparser) array() (int32, error) {
 
 // number reads a number and keeps its literal.
 func (p *jparser) number() (int32, error) {
-	in, i := p.in, p.pos
-	start := i
-	digits := func() bool {
-		j := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
+	in, start := p.in, p.pos
+	i := start
 	if in[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(in) && in[i] == '0':
+	if i < len(in) && in[i] == '0' {
 		i++
-	case !digits():
+	} else if j := skipDigits(in, i); j > i {
+		i = j
+	} else {
 		return 0, p.errAt(i, "unexpected "+p.describe(i)+" in number, expected a digit")
 	}
 	if i < len(in) && in[i] == '.' {
-		i++
-		if !digits() {
-			return 0, p.errAt(i, "unexpected "+p.describe(i)+" after the decimal point")
+		j := skipDigits(in, i+1)
+		if j == i+1 {
+			return 0, p.errAt(j, "unexpected "+p.describe(j)+" after the decimal point")
 		}
+		i = j
 	}
 	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
-		i++
-		if i < len(in) && (in[i] == '+' || in[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return 0, p.errAt(i, "unexpected "+p.describe(i)+" in exponent")
+		var err error
+		if i, err = p.exponent(i + 1); err != nil {
+			return 0, err
 		}
 	}
 	p.pos = i
 	return p.add(jvalue{kind: jNumber, s: span{off: int32(start), end: int32(i)}}), nil
+}
+
+// skipDigits returns where the decimal digits at b[i:] end.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// exponent reads the exponent of a number after its e or E, at i, and returns where the number ends.
+func (p *jparser) exponent(i int) (int, error) {
+	if i < len(p.in) && (p.in[i] == '+' || p.in[i] == '-') {
+		i++
+	}
+	j := skipDigits(p.in, i)
+	if j == i {
+		return 0, p.errAt(i, "unexpected "+p.describe(i)+" in exponent")
+	}
+	return j, nil
 }
 
 // str reads a string at p.pos and returns its decoded text: the input itself when it has no escapes.
@@ -342,34 +354,12 @@ func (p *jparser) strEscaped(start, i int) (span, error) {
 			p.pos = i + 1
 			return span{off: int32(first), end: int32(len(out)), dec: true}, nil
 		case c == '\\':
-			if i+1 >= len(in) {
-				return span{}, p.errAt(i, "unterminated string")
+			var n int
+			var err error
+			if out, n, err = p.escape(out, i); err != nil {
+				return span{}, err
 			}
-			switch e := in[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, n, err := p.unicodeEscape(i)
-				if err != nil {
-					return span{}, err
-				}
-				out = utf8.AppendRune(out, r)
-				i += n
-				continue
-			default:
-				return span{}, p.errAt(i, "invalid escape \\"+string(rune(e))+" in string")
-			}
-			i += 2
+			i += n
 		case c < 0x20:
 			return span{}, p.errAt(i, "control character "+runeName(rune(c))+" in string (escape it)")
 		case c < utf8.RuneSelf:
@@ -385,6 +375,29 @@ func (p *jparser) strEscaped(start, i int) (span, error) {
 		}
 	}
 	return span{}, p.errAt(p.pos, "unterminated string")
+}
+
+// jsonEscapes maps the letter of each escape sequence but \u to the byte it stands for (0 for none).
+var jsonEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// escape appends the character that the escape sequence at i stands for, and returns the length of the
+// sequence.
+func (p *jparser) escape(out []byte, i int) ([]byte, int, error) {
+	if i+1 >= len(p.in) {
+		return out, 0, p.errAt(i, "unterminated string")
+	}
+	e := p.in[i+1]
+	if c := jsonEscapes[e]; c != 0 {
+		return append(out, c), 2, nil
+	}
+	if e != 'u' {
+		return out, 0, p.errAt(i, "invalid escape \\"+string(rune(e))+" in string")
+	}
+	r, n, err := p.unicodeEscape(i)
+	if err != nil {
+		return out, 0, err
+	}
+	return utf8.AppendRune(out, r), n, nil
 }
 
 // unicodeEscape reads \uXXXX (and a following low surrogate) at i; it returns the rune and the length read.

@@ -140,23 +140,50 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 		return err
 	}
 	if info.variant != nil {
-		info = info.forChildren(func(name string) bool {
-			for _, m := range members {
-				if string(d.bytes(m.key)) == name {
-					return true
-				}
-			}
-			return false
-		})
+		info = info.forChildren(func(name string) bool { return d.hasKey(members, name) })
 	}
 	base := len(w.ord)
 	defer func() { w.ord = w.ord[:base] }()
+	text, children, err := w.splitMembers(info, members)
+	if err != nil {
+		return err
+	}
+	if info.container && allSpace(text) {
+		text = nil // layout, as XMLToJSON reads it
+	}
+	if len(text) > 0 && children > 0 {
+		return w.failAt("#text", "#text together with child elements has no XML form here")
+	}
+	if len(w.ord)-base > maxAttrs {
+		return w.fail("more than " + strconv.Itoa(maxAttrs) + " attributes")
+	}
+	if err := w.startTag(name, base); err != nil {
+		return err
+	}
+	w.ord = w.ord[:base]
+	if children == 0 {
+		return w.textContent(name, text)
+	}
+	return w.childElements(name, info, members, base)
+}
 
-	// Attributes, known ones first in interface order.
-	var text []byte
-	hasText, children := false, 0
+// hasKey reports whether one of members has the key name.
+func (d *jdoc) hasKey(members []jmember, name string) bool {
 	for _, m := range members {
-		key := d.bytes(m.key) // not empty: checkKeys
+		if string(d.bytes(m.key)) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// splitMembers splits the members of an object by what they become: attributes are queued on w.ord with
+// their rank, known ones first in interface order; it returns the text of "#text" and the number of
+// members that are child elements.
+func (w *xwriter) splitMembers(info *elemInfo, members []jmember) (text []byte, children int, err error) {
+	base := len(w.ord)
+	for _, m := range members {
+		key := w.d.bytes(m.key) // not empty: checkKeys
 		switch {
 		case key[0] == '@':
 			r := rank(info.attrs, string(key[1:]))
@@ -165,105 +192,127 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 			}
 			w.ord = append(w.ord, ordered{m: m, rank: r})
 		case string(key) == "#text":
-			w.path = append(w.path, step{key: key, idx: -1})
-			t, err := w.scalarText(d.vals[m.val])
-			w.path = w.path[:len(w.path)-1]
-			if err != nil {
-				return err
+			if text, err = w.memberText(m); err != nil {
+				return nil, 0, err
 			}
-			text, hasText = t, true
 		case key[0] == '#':
-			return w.failAt(string(key), "unknown special key "+strconv.Quote(string(key))+" (only #text)")
+			return nil, 0, w.failAt(string(key), "unknown special key "+strconv.Quote(string(key))+" (only #text)")
 		default:
 			children++
 		}
 	}
-	if info.container && allSpace(text) {
-		text = nil // layout, as XMLToJSON reads it
-	}
-	if hasText && len(text) > 0 && children > 0 {
-		return w.failAt("#text", "#text together with child elements has no XML form here")
-	}
-	if len(w.ord)-base > maxAttrs {
-		return w.fail("more than " + strconv.Itoa(maxAttrs) + " attributes")
-	}
+	return text, children, nil
+}
+
+// memberText is the XML text of the value of m, which must be a scalar.
+func (w *xwriter) memberText(m jmember) ([]byte, error) {
+	w.path = append(w.path, step{key: w.d.bytes(m.key), idx: -1})
+	t, err := w.scalarText(w.d.vals[m.val])
+	w.path = w.path[:len(w.path)-1]
+	return t, err
+}
+
+// startTag writes <name and the attributes queued on w.ord after base, in rank order.
+func (w *xwriter) startTag(name string, base int) error {
 	sortOrdered(w.ord[base:])
 	w.b = append(w.b, '<')
 	w.b = append(w.b, name...)
 	for _, o := range w.ord[base:] {
-		full := d.bytes(o.m.key)
-		key := full[1:]
-		if !isNameBytes(key) {
-			return w.failAt(string(full), "key "+strconv.Quote(string(full))+" is not an XML attribute name")
-		}
-		w.path = append(w.path, step{key: full, idx: -1})
-		t, err := w.scalarText(d.vals[o.m.val])
-		if err == nil {
-			w.b = append(w.b, ' ')
-			w.b = append(w.b, key...)
-			w.b = append(w.b, '=', '"')
-			err = w.escape(t, true)
-			w.b = append(w.b, '"')
-		}
-		w.path = w.path[:len(w.path)-1]
-		if err != nil {
+		if err := w.attr(o.m); err != nil {
 			return err
 		}
 	}
-	w.ord = w.ord[:base]
-	if children == 0 {
-		if len(text) == 0 {
-			w.b = append(w.b, "/>"...)
-			return nil
+	return nil
+}
+
+// attr writes member m, whose key is "@" and a name, as an attribute.
+func (w *xwriter) attr(m jmember) error {
+	full := w.d.bytes(m.key)
+	key := full[1:]
+	if !isNameBytes(key) {
+		return w.failAt(string(full), "key "+strconv.Quote(string(full))+" is not an XML attribute name")
+	}
+	w.path = append(w.path, step{key: full, idx: -1})
+	t, err := w.scalarText(w.d.vals[m.val])
+	if err == nil {
+		w.b = append(w.b, ' ')
+		w.b = append(w.b, key...)
+		w.b = append(w.b, '=', '"')
+		err = w.escape(t, true)
+		w.b = append(w.b, '"')
+	}
+	w.path = w.path[:len(w.path)-1]
+	return err
+}
+
+// textContent ends the start tag of element name: with its text and end tag, or as an empty-element tag
+// when there is no text.
+func (w *xwriter) textContent(name string, text []byte) error {
+	if len(text) == 0 {
+		w.b = append(w.b, "/>"...)
+		return nil
+	}
+	w.b = append(w.b, '>')
+	if err := w.escape(text, false); err != nil {
+		return err
+	}
+	w.endTag(name)
+	return nil
+}
+
+// childElements ends the start tag of element name and writes the members that are child elements (an array
+// as one element per item), known ones first in interface order, and the end tag; when they are all empty
+// arrays, the start tag becomes an empty-element tag. w.ord after base is free for their order.
+func (w *xwriter) childElements(name string, info *elemInfo, members []jmember, base int) error {
+	d := w.d
+	for _, m := range members {
+		key := d.bytes(m.key)
+		if key[0] == '@' || key[0] == '#' {
+			continue
 		}
-		w.b = append(w.b, '>')
-		if err := w.escape(text, false); err != nil {
-			return err
+		r := rank(info.order, string(key))
+		if r == len(info.order) {
+			r += len(w.ord) - base
 		}
-	} else {
-		// Child elements, known ones first in interface order.
-		for _, m := range members {
-			if key := d.bytes(m.key); key[0] == '@' || key[0] == '#' {
-				continue
+		w.ord = append(w.ord, ordered{m: m, rank: r})
+	}
+	sortOrdered(w.ord[base:])
+	w.b = append(w.b, '>')
+	open := len(w.b)
+	// The elements written below use w.ord beyond its end and restore it, so it is read afresh each time.
+	for k := base; k < len(w.ord); k++ {
+		m := w.ord[k].m
+		key := d.bytes(m.key)
+		cv := d.vals[m.val]
+		w.path = append(w.path, step{key: key, idx: -1})
+		if cv.kind != jArray {
+			if err := w.element(key, name, m.val); err != nil {
+				return err
 			}
-			r := rank(info.order, string(d.bytes(m.key)))
-			if r == len(info.order) {
-				r += len(w.ord) - base
-			}
-			w.ord = append(w.ord, ordered{m: m, rank: r})
-		}
-		sortOrdered(w.ord[base:])
-		w.b = append(w.b, '>')
-		open := len(w.b)
-		for k := base; k < len(w.ord); k++ {
-			m := w.ord[k].m
-			key := d.bytes(m.key)
-			cv := d.vals[m.val]
-			w.path = append(w.path, step{key: key, idx: -1})
-			if cv.kind != jArray {
-				if err := w.element(key, name, m.val); err != nil {
+		} else {
+			for j, item := range d.items[cv.start : cv.start+cv.n] {
+				w.path = append(w.path, step{idx: j})
+				if err := w.element(key, name, item); err != nil {
 					return err
 				}
-			} else {
-				for j, item := range d.items[cv.start : cv.start+cv.n] {
-					w.path = append(w.path, step{idx: j})
-					if err := w.element(key, name, item); err != nil {
-						return err
-					}
-					w.path = w.path[:len(w.path)-1]
-				}
+				w.path = w.path[:len(w.path)-1]
 			}
-			w.path = w.path[:len(w.path)-1]
 		}
-		if len(w.b) == open { // only empty arrays
-			w.b = append(w.b[:open-1], "/>"...)
-			return nil
-		}
+		w.path = w.path[:len(w.path)-1]
 	}
+	if len(w.b) == open { // only empty arrays
+		w.b = append(w.b[:open-1], "/>"...)
+		return nil
+	}
+	w.endTag(name)
+	return nil
+}
+
+// endTag writes </name>.
+func (w *xwriter) endTag(name string) {
 	w.b = append(w.b, "</"...)
 	w.b = append(w.b, name...)
 	w.b = append(w.b, '>')
-	return nil
 }
 
 // checkKeys rejects empty and duplicate keys (JSON allows them; XML has no form for them).

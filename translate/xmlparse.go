@@ -220,32 +220,12 @@ func (p *xparser) startTag() error {
 	if len(p.stack) >= MaxDepth {
 		return p.errAt(start, "elements nested deeper than "+strconv.Itoa(MaxDepth))
 	}
+	idx, err := p.addElement(rawName)
+	if err != nil {
+		return err
+	}
 	d := p.doc
-	parent := ""
-	var parentIdx int32 = -1
-	if len(p.stack) > 0 {
-		top := &p.stack[len(p.stack)-1]
-		parentIdx = top.node
-		parent = d.nodes[parentIdx].name
-		if top.textOff >= 0 {
-			return p.errAt(top.textOff, "text mixed with child elements in <"+parent+">")
-		}
-		top.children = true
-		d.nodes[parentIdx].text = nil
-	}
-	name, info := internElem(rawName, parent)
-	idx := int32(len(d.nodes))
-	d.nodes = append(d.nodes, xnode{name: name, info: info, first: -1, last: -1, next: -1,
-		attrStart: int32(len(d.attrs))})
-	if parentIdx >= 0 {
-		pn := &d.nodes[parentIdx]
-		if pn.first < 0 {
-			pn.first = idx
-		} else {
-			d.nodes[pn.last].next = idx
-		}
-		pn.last = idx
-	}
+	name := d.nodes[idx].name
 	for {
 		hadSpace := p.pos < len(p.in) && isSpace(p.in[p.pos])
 		p.skipSpace()
@@ -272,6 +252,38 @@ func (p *xparser) startTag() error {
 			return err
 		}
 	}
+}
+
+// addElement appends the element named rawName to the document as the last child of the innermost open
+// element, and returns its index.
+func (p *xparser) addElement(rawName []byte) (int32, error) {
+	d := p.doc
+	parent := ""
+	var parentIdx int32 = -1
+	if len(p.stack) > 0 {
+		top := &p.stack[len(p.stack)-1]
+		parentIdx = top.node
+		parent = d.nodes[parentIdx].name
+		if top.textOff >= 0 {
+			return 0, p.errAt(top.textOff, "text mixed with child elements in <"+parent+">")
+		}
+		top.children = true
+		d.nodes[parentIdx].text = nil
+	}
+	name, info := internElem(rawName, parent)
+	idx := int32(len(d.nodes))
+	d.nodes = append(d.nodes, xnode{name: name, info: info, first: -1, last: -1, next: -1,
+		attrStart: int32(len(d.attrs))})
+	if parentIdx >= 0 {
+		pn := &d.nodes[parentIdx]
+		if pn.first < 0 {
+			pn.first = idx
+		} else {
+			d.nodes[pn.last].next = idx
+		}
+		pn.last = idx
+	}
+	return idx, nil
 }
 
 // attr reads one name="value" of element idx.

@@ -14,52 +14,62 @@ import (
 // decode checks character data or an attribute value and resolves entity and character references and
 // line ends. It returns the input itself when nothing needs to change. space reports white space only.
 func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool, err error) {
-	space = true
-	simple := true
+	// simple: no reference, no carriage return, and in an attribute value no tab or line feed to normalise.
+	space, simple := true, true
 	for i := 0; i < len(raw); {
 		c := raw[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '&' || c == '\r':
-				simple = false
-				space = false
-			case c == '\t' || c == '\n':
-				if attr {
-					simple = false
-				}
-			case c == ' ':
-			case c < 0x20:
-				return nil, false, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
-			default:
-				space = false
+		if c >= utf8.RuneSelf {
+			size, err := p.checkRune(raw[i:], off+i)
+			if err != nil {
+				return nil, false, err
 			}
-			i++
+			space = false
+			i += size
 			continue
 		}
-		space = false
-		r, size := utf8.DecodeRune(raw[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return nil, false, p.errAt(off+i, "invalid UTF-8")
+		switch {
+		case c == '&' || c == '\r':
+			simple, space = false, false
+		case c == '\t' || c == '\n':
+			if attr {
+				simple = false
+			}
+		case c == ' ':
+		case c < 0x20:
+			return nil, false, p.errAt(off+i, "character "+runeName(rune(c))+" is not allowed in XML")
+		default:
+			space = false
 		}
-		if !xmlesc.IsChar(r) {
-			return nil, false, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
-		}
-		i += size
+		i++
 	}
 	if simple {
 		return raw, space, nil
 	}
+	return p.resolve(raw, off, attr)
+}
+
+// checkRune checks the non-ASCII character at the start of b, at offset off of the input, and returns its
+// length.
+func (p *xparser) checkRune(b []byte, off int) (int, error) {
+	r, size := utf8.DecodeRune(b)
+	if r == utf8.RuneError && size <= 1 {
+		return 0, p.errAt(off, "invalid UTF-8")
+	}
+	if !xmlesc.IsChar(r) {
+		return 0, p.errAt(off, "character "+runeName(r)+" is not allowed in XML")
+	}
+	return size, nil
+}
+
+// resolve appends raw to p.dec with references resolved, line ends normalised and, in an attribute value,
+// tabs and line feeds turned into spaces (attribute-value normalisation). A tab or line feed written as a
+// character reference stays, as XML 1.0 says.
+func (p *xparser) resolve(raw []byte, off int, attr bool) (val []byte, space bool, err error) {
 	start := len(p.dec)
 	out := p.dec
-	space = true
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		switch c {
-		case '\r':
-			if i+1 < len(raw) && raw[i+1] == '\n' {
-				i++
-			}
-			c = '\n'
 		case '&':
 			r, n, err := p.reference(raw[i:], off+i)
 			if err != nil {
@@ -67,22 +77,22 @@ func (p *xparser) decode(raw []byte, off int, attr bool) (val []byte, space bool
 			}
 			out = utf8.AppendRune(out, r)
 			i += n - 1
-			if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
-				space = false
-			}
 			continue
+		case '\r':
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				i++
+			}
+			c = '\n'
 		}
 		if attr && (c == '\t' || c == '\n') {
-			c = ' ' // attribute-value normalisation
-		}
-		if !isSpace(c) {
-			space = false
+			c = ' '
 		}
 		out = append(out, c)
 	}
 	p.dec = out
 	// The full slice expression keeps later appends to p.dec from reaching this text.
-	return out[start:len(out):len(out)], space, nil
+	val = out[start:len(out):len(out)]
+	return val, allSpace(val), nil
 }
 
 // reference resolves the entity or character reference at the start of b and returns its length.
@@ -133,12 +143,9 @@ func (p *xparser) checkCDATA(raw []byte, off int) ([]byte, error) {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return nil, p.errAt(off+i, "invalid UTF-8")
-		}
-		if !xmlesc.IsChar(r) {
-			return nil, p.errAt(off+i, "character "+runeName(r)+" is not allowed in XML")
+		size, err := p.checkRune(raw[i:], off+i)
+		if err != nil {
+			return nil, err
 		}
 		i += size
 	}

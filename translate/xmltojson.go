@@ -57,69 +57,92 @@ func (w *jwriter) value(i int32) {
 	if n.first < 0 && (!info.container || !allSpace(n.text)) {
 		if len(attrs) == 0 {
 			w.scalar(n.text, info.integer)
-			return
+		} else {
+			w.leafObject(n, attrs)
 		}
-		w.b = append(w.b, '{')
-		w.attrs(info, attrs)
-		w.b = append(w.b, `,"#text":`...)
-		w.scalar(n.text, info.integer)
-		w.b = append(w.b, '}')
 		return
 	}
 	if info.variant != nil {
-		info = info.forChildren(func(name string) bool {
-			for c := n.first; c >= 0; c = d.nodes[c].next {
-				if d.nodes[c].name == name {
-					return true
-				}
-			}
-			return false
-		})
+		info = info.forChildren(func(name string) bool { return d.hasChild(n, name) })
 	}
 	w.b = append(w.b, '{')
 	comma := w.attrs(info, attrs)
 	base := len(w.groups)
 	w.group(n, info)
+	w.addEmptyArrays(base, info)
+	gs := w.groups[base:]
+	sortGroups(gs)
+	for _, g := range gs {
+		if comma {
+			w.b = append(w.b, ',')
+		}
+		comma = true
+		w.member(g, info)
+	}
+	w.groups = w.groups[:base]
+	w.b = append(w.b, '}')
+}
+
+// leafObject writes the value of an element with text and attributes: an object of its attributes and
+// "#text".
+func (w *jwriter) leafObject(n *xnode, attrs []xattr) {
+	w.b = append(w.b, '{')
+	w.attrs(n.info, attrs)
+	w.b = append(w.b, `,"#text":`...)
+	w.scalar(n.text, n.info.integer)
+	w.b = append(w.b, '}')
+}
+
+// hasChild reports whether n has a child element called name.
+func (d *xdoc) hasChild(n *xnode, name string) bool {
+	for c := n.first; c >= 0; c = d.nodes[c].next {
+		if d.nodes[c].name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// addEmptyArrays adds an empty group, after base, for each child the interface always writes as an array
+// and the element does not have, so that it is written as [].
+func (w *jwriter) addEmptyArrays(base int, info *elemInfo) {
 	for name, kind := range info.arrays {
 		if kind == always && !w.hasGroup(base, name) {
 			w.groups = append(w.groups, group{name: name, rank: rank(info.order, name), first: -1})
 		}
 	}
-	gs := w.groups[base:]
-	if len(gs) > 1 {
-		if len(gs) <= 8 {
-			for j := 1; j < len(gs); j++ {
-				for k := j; k > 0 && gs[k].rank < gs[k-1].rank; k-- {
-					gs[k], gs[k-1] = gs[k-1], gs[k]
-				}
-			}
-		} else {
-			sort.SliceStable(gs, func(a, b int) bool { return gs[a].rank < gs[b].rank })
+}
+
+// sortGroups sorts by rank, keeping document order among equal ranks.
+func sortGroups(gs []group) {
+	if len(gs) > 8 {
+		sort.SliceStable(gs, func(a, b int) bool { return gs[a].rank < gs[b].rank })
+		return
+	}
+	for j := 1; j < len(gs); j++ {
+		for k := j; k > 0 && gs[k].rank < gs[k-1].rank; k-- {
+			gs[k], gs[k-1] = gs[k-1], gs[k]
 		}
 	}
-	for j := range gs {
-		g := w.groups[base+j]
-		if comma {
+}
+
+// member writes the children of one name as a member of their parent's object: one value, or an array
+// when there are several or the interface makes the name an array.
+func (w *jwriter) member(g group, info *elemInfo) {
+	w.b = appendJSONString(w.b, g.name)
+	w.b = append(w.b, ':')
+	if g.count == 1 && info.arrays[g.name] == 0 {
+		w.value(g.first)
+		return
+	}
+	w.b = append(w.b, '[')
+	for c := g.first; c >= 0; c = w.d.nodes[c].nextSame {
+		if c != g.first {
 			w.b = append(w.b, ',')
 		}
-		comma = true
-		w.b = appendJSONString(w.b, g.name)
-		w.b = append(w.b, ':')
-		if g.count == 1 && info.arrays[g.name] == 0 {
-			w.value(g.first)
-			continue
-		}
-		w.b = append(w.b, '[')
-		for c := g.first; c >= 0; c = d.nodes[c].nextSame {
-			if c != g.first {
-				w.b = append(w.b, ',')
-			}
-			w.value(c)
-		}
-		w.b = append(w.b, ']')
+		w.value(c)
 	}
-	w.groups = w.groups[:base]
-	w.b = append(w.b, '}')
+	w.b = append(w.b, ']')
 }
 
 // group collects the children of n by name onto w.groups, linking children of one name by nextSame. The

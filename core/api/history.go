@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,59 +14,55 @@ import (
 // getHistory serves GET /<segment>/{id}/fieldhistory/{field_id}. 404 for a missing or deleted record and
 // for a field id that is not a field of the kind.
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, seg, idText, fieldText string) {
-	ctx := r.Context()
-	obj, err := s.object(ctx, c, seg)
+	body, err := s.history(r.Context(), c, seg, idText, fieldText)
 	if err != nil {
 		s.writeError(w, err)
 		return
+	}
+	writeXML(w, http.StatusOK, body)
+}
+
+// history is the body of getHistory.
+func (s *Server) history(ctx context.Context, c *call, seg, idText, fieldText string) ([]byte, error) {
+	obj, err := s.object(ctx, c, seg)
+	if err != nil {
+		return nil, err
 	}
 	id, ok := parseID(idText)
 	if !ok {
-		s.writeError(w, recordNotFound(obj, idText))
-		return
+		return nil, recordNotFound(obj, idText)
 	}
 	fieldID, ok := parseID(fieldText)
 	if !ok {
-		s.writeError(w, fieldNotFound(obj, fieldText))
-		return
+		return nil, fieldNotFound(obj, fieldText)
 	}
 	fields, err := s.fields(ctx, c, obj.APIPrefix)
 	if err != nil {
-		s.writeError(w, err)
-		return
+		return nil, err
 	}
-	var f *core.Field
-	for i := range fields {
-		if fields[i].ID == fieldID {
-			f = &fields[i]
-		}
+	i := slices.IndexFunc(fields, func(f core.Field) bool { return f.ID == fieldID })
+	if i < 0 {
+		return nil, fieldNotFound(obj, fieldText)
 	}
-	if f == nil {
-		s.writeError(w, fieldNotFound(obj, fieldText))
-		return
-	}
+	f := fields[i]
 	rec, err := s.st.Record(ctx, c.Account.ID, obj.APIPrefix, id)
 	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
-		s.writeError(w, recordNotFound(obj, idText))
-		return
+		return nil, recordNotFound(obj, idText)
 	}
 	if err != nil {
-		s.writeError(w, err)
-		return
+		return nil, err
 	}
 	changes, err := s.st.History(ctx, c.Account.ID, obj.APIPrefix, id, fieldID)
 	if err != nil {
-		s.writeError(w, err)
-		return
+		return nil, err
 	}
 	var users []core.User
 	if f.ListType == core.ListUser && len(changes) > 0 {
 		if users, err = s.users(ctx, c); err != nil {
-			s.writeError(w, err)
-			return
+			return nil, err
 		}
 	}
-	writeXML(w, http.StatusOK, renderHistory(*f, changes, users))
+	return renderHistory(f, changes, users), nil
 }
 
 // renderHistory is the body of a field-history read: one <history> per change of field f, in the order

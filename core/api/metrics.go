@@ -56,31 +56,41 @@ func routeClass(parts []string) string {
 	}
 	switch parts[0] {
 	case "user":
-		switch len(parts) {
-		case 1:
-			return "/user"
-		case 2:
-			if _, ok := parseID(parts[1]); ok {
-				return "/user/{id}"
-			}
-			return "/user/{email}"
-		}
-		return "other"
+		return userRoute(parts)
 	case "object", "rate_throttle_status":
 		if len(parts) == 1 {
 			return "/" + parts[0]
 		}
 		return "other"
 	}
+	return kindRoute(parts)
+}
+
+// userRoute is the path template of a request under /user.
+func userRoute(parts []string) string {
+	switch len(parts) {
+	case 1:
+		return "/user"
+	case 2:
+		if _, ok := parseID(parts[1]); ok {
+			return "/user/{id}"
+		}
+		return "/user/{email}"
+	}
+	return "other"
+}
+
+// kindRoute is the path template of a request under a kind's segment: the words of the interface stay, the
+// segment after fieldhistory is a field id and any other segment a record id. Long paths are "other".
+func kindRoute(parts []string) string {
 	route := "/{kind}"
-	for i, p := range parts[1:] {
-		switch {
-		case p == "field" || p == "view" || p == "search" || p == "related" || p == "fieldhistory":
+	prev := "" // the segment before p, after the kind
+	for _, p := range parts[1:] {
+		switch p {
+		case "field", "view", "search", "related", "fieldhistory":
 			route += "/" + p
-		case i == 0:
-			route += "/{id}"
 		default:
-			if parts[i] == "fieldhistory" {
+			if prev == "fieldhistory" {
 				route += "/{field}"
 			} else {
 				route += "/{id}"
@@ -89,6 +99,7 @@ func routeClass(parts []string) string {
 		if len(route) > 64 {
 			return "other"
 		}
+		prev = p
 	}
 	return route
 }

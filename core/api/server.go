@@ -163,18 +163,7 @@ func (s *Server) serveV1(w http.ResponseWriter, r *http.Request, c *call) {
 		method = http.MethodGet
 	}
 	if p[0] == "user" {
-		if method != http.MethodGet {
-			s.writeError(w, methodNotAllowed(w, "GET"))
-			return
-		}
-		switch len(p) {
-		case 1:
-			s.getUsers(w, r, c)
-		case 2:
-			s.getUser(w, r, c, p[1])
-		default:
-			s.writeError(w, errNoRoute)
-		}
+		s.serveUsers(w, r, c, method)
 		return
 	}
 	obj, err := s.object(ctx, c, p[0])
@@ -196,23 +185,44 @@ func (s *Server) serveV1(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		s.getFields(w, r, c, obj)
 	case len(p) == 2:
-		id, ok := parseID(p[1])
-		if !ok {
-			s.writeError(w, errNoRoute)
-			return
-		}
-		switch method {
-		case http.MethodGet:
-			s.getRecord(w, r, c, obj, id)
-		case http.MethodPut:
-			s.updateRecord(w, r, c, obj, id)
-		case http.MethodDelete:
-			s.deleteRecord(w, r, c, obj, id)
-		default:
-			s.writeError(w, methodNotAllowed(w, "GET, PUT, DELETE"))
-		}
+		s.serveRecord(w, r, c, obj, method)
 	default:
 		s.writeError(w, errNoRoute)
+	}
+}
+
+// serveUsers serves GET /user and GET /user/{id or email}; method is HEAD as GET.
+func (s *Server) serveUsers(w http.ResponseWriter, r *http.Request, c *call, method string) {
+	if method != http.MethodGet {
+		s.writeError(w, methodNotAllowed(w, "GET"))
+		return
+	}
+	switch p := c.Parts; len(p) {
+	case 1:
+		s.getUsers(w, r, c)
+	case 2:
+		s.getUser(w, r, c, p[1])
+	default:
+		s.writeError(w, errNoRoute)
+	}
+}
+
+// serveRecord serves GET, PUT and DELETE /<segment>/{id}; method is HEAD as GET.
+func (s *Server) serveRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, method string) {
+	id, ok := parseID(c.Parts[1])
+	if !ok {
+		s.writeError(w, errNoRoute)
+		return
+	}
+	switch method {
+	case http.MethodGet:
+		s.getRecord(w, r, c, obj, id)
+	case http.MethodPut:
+		s.updateRecord(w, r, c, obj, id)
+	case http.MethodDelete:
+		s.deleteRecord(w, r, c, obj, id)
+	default:
+		s.writeError(w, methodNotAllowed(w, "GET, PUT, DELETE"))
 	}
 }
 

@@ -22,41 +22,46 @@ func plainText(s string) string {
 	b.Grow(len(s))
 	skipUntil := "" // closing tag whose content is dropped (script, style)
 	for len(s) > 0 {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			if skipUntil == "" {
-				b.WriteString(html.UnescapeString(s))
-			}
-			break
-		}
+		text, tag, rest, found := cutTag(s)
 		if skipUntil == "" {
-			b.WriteString(html.UnescapeString(s[:i]))
+			b.WriteString(html.UnescapeString(text))
 		}
-		s = s[i:]
-		end := strings.IndexByte(s, '>')
-		if end < 0 {
-			if skipUntil == "" {
-				b.WriteString(html.UnescapeString(s)) // a lone '<' is text
-			}
+		if !found {
 			break
 		}
-		tag := s[1:end]
-		s = s[end+1:]
+		s = rest
 		name, closing := tagName(tag)
-		if skipUntil != "" {
+		switch {
+		case skipUntil != "":
 			if closing && name == skipUntil {
 				skipUntil = ""
 			}
-			continue
-		}
-		switch {
 		case !closing && (name == "script" || name == "style"):
 			skipUntil = name
-		case blockTags[name] && (closing || name == "br"):
+		case endsLine(name, closing):
 			b.WriteByte('\n')
 		}
 	}
 	return strings.TrimSpace(collapseNewlines(b.String()))
+}
+
+// cutTag cuts s around its first tag: the text before it, the inside of the tag and the text after it.
+// Without a tag (a lone '<' is text) it returns s as the text and found false.
+func cutTag(s string) (before, tag, after string, found bool) {
+	i := strings.IndexByte(s, '<')
+	if i < 0 {
+		return s, "", "", false
+	}
+	end := strings.IndexByte(s[i:], '>')
+	if end < 0 {
+		return s, "", "", false
+	}
+	return s[:i], s[i+1 : i+end], s[i+end+1:], true
+}
+
+// endsLine reports whether a tag ends a line of text: the end of a block element, or a line break.
+func endsLine(name string, closing bool) bool {
+	return blockTags[name] && (closing || name == "br")
 }
 
 // htmlText escapes the characters of text that HTML gives a meaning to, and makes line breaks <br />.

@@ -32,86 +32,123 @@ type writeValues struct {
 // required field may not be cleared. A Textarea is HTML; in version 1, where reads show it as plain text,
 // a write is plain text too (see textareaValue). Errors are *core.ValidationError naming the field.
 func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.Record, version int) (writeValues, error) {
-	create := stored == nil
-	out := writeValues{values: make(map[int64]string, len(body))}
-	seen := make(map[string]bool, len(body))
-	isUser := func(id int64) bool {
-		u, ok := sc.user(id)
-		return ok && !u.Deleted
+	wc := writeCheck{
+		fields:  fields,
+		stored:  stored,
+		version: version,
+		isUser: func(id int64) bool {
+			u, ok := sc.user(id)
+			return ok && !u.Deleted
+		},
+		out: writeValues{values: make(map[int64]string, len(body))},
 	}
+	seen := make(map[string]bool, len(body))
 	for _, bf := range body {
 		if seen[bf.Name] {
-			return out, core.Invalid(bf.Name, "sent more than once")
+			return wc.out, core.Invalid(bf.Name, "sent more than once")
 		}
 		seen[bf.Name] = true
-		switch {
-		case bf.Name == "id":
-			if create {
-				return out, core.Invalid("id", "the id is assigned by the system; do not send it on create")
-			}
-			if id, ok := parseID(strings.TrimSpace(bf.Value)); !ok || id != stored.ID {
-				return out, core.Invalid("id", "does not match the record addressed")
-			}
-		case bf.Name == "version_comment":
-			c := bf.Value
-			if len(c) > 30000 {
-				return out, core.Invalid("version_comment", "longer than max_size 30000")
-			}
-			out.comment = &c
-		case systemFields[bf.Name] != nil:
-			if err := checkSystemField(bf, stored); err != nil {
-				return out, err
-			}
-		default:
-			f, ok := fieldByName(fields, bf.Name)
-			if !ok {
-				return out, core.Invalid(clip(bf.Name), "unknown field")
-			}
-			raw := bf.Value
-			if f.IsPicklist() && len(bf.IDs) > 0 {
-				raw = strings.Join(bf.IDs, ",")
-			}
-			var old string
-			if !create {
-				old = stored.Values[f.ID]
-			}
-			if f.Type == core.TypeTextarea && version < 2 {
-				var same bool
-				if raw, same = textareaValue(raw, old); same && !create {
-					continue
-				}
-			}
-			if !create && unchanged(f, raw, old) {
-				continue
-			}
-			v, err := core.Canonical(f, raw, isUser)
-			if err != nil {
-				return out, err
-			}
-			if strings.TrimSpace(v) == "" && f.Required {
-				return out, core.Invalid(f.Name(), "is required and cannot be empty")
-			}
-			out.values[f.ID] = v
+		if err := wc.field(bf); err != nil {
+			return wc.out, err
 		}
 	}
-	if !create {
+	if stored != nil {
 		if len(body) == 0 {
-			return out, core.Invalid("", "the body names no field to update")
+			return wc.out, core.Invalid("", "the body names no field to update")
 		}
-		return out, nil
+		return wc.out, nil
 	}
-	for _, f := range fields {
-		if _, ok := out.values[f.ID]; ok {
+	return wc.out, wc.addDefaults()
+}
+
+// writeCheck is the state of one checkWrite.
+type writeCheck struct {
+	fields  []core.Field
+	stored  *core.Record // nil on create
+	version int
+	isUser  func(id int64) bool // whether id is a user who may be a field's value
+	out     writeValues
+}
+
+// field checks one field of the body: the id, the version comment, a system field or a field of the kind.
+func (wc *writeCheck) field(bf bodyField) error {
+	switch {
+	case bf.Name == "id":
+		return checkID(bf, wc.stored)
+	case bf.Name == "version_comment":
+		if len(bf.Value) > 30000 {
+			return core.Invalid("version_comment", "longer than max_size 30000")
+		}
+		c := bf.Value
+		wc.out.comment = &c
+		return nil
+	case systemFields[bf.Name] != nil:
+		return checkSystemField(bf, wc.stored)
+	}
+	return wc.value(bf)
+}
+
+// value checks a field of the kind and keeps its canonical value, unless an update sends the stored value.
+func (wc *writeCheck) value(bf bodyField) error {
+	f, ok := fieldByName(wc.fields, bf.Name)
+	if !ok {
+		return core.Invalid(clip(bf.Name), "unknown field")
+	}
+	raw := bf.Value
+	if f.IsPicklist() && len(bf.IDs) > 0 {
+		raw = strings.Join(bf.IDs, ",")
+	}
+	create := wc.stored == nil
+	var old string
+	if !create {
+		old = wc.stored.Values[f.ID]
+	}
+	if f.Type == core.TypeTextarea && wc.version < 2 {
+		var same bool
+		if raw, same = textareaValue(raw, old); same && !create {
+			return nil
+		}
+	}
+	if !create && unchanged(f, raw, old) {
+		return nil
+	}
+	v, err := core.Canonical(f, raw, wc.isUser)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(v) == "" && f.Required {
+		return core.Invalid(f.Name(), "is required and cannot be empty")
+	}
+	wc.out.values[f.ID] = v
+	return nil
+}
+
+// addDefaults completes a create: every required field must have been sent, and the fields not sent get
+// their default.
+func (wc *writeCheck) addDefaults() error {
+	for _, f := range wc.fields {
+		if _, ok := wc.out.values[f.ID]; ok {
 			continue
 		}
 		if f.Required {
-			return out, core.Invalid(f.Name(), "is required")
+			return core.Invalid(f.Name(), "is required")
 		}
-		if d := defaultValue(f, isUser); d != "" {
-			out.values[f.ID] = d
+		if d := defaultValue(f, wc.isUser); d != "" {
+			wc.out.values[f.ID] = d
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// checkID accepts the id only in an update and only as the id of the record addressed.
+func checkID(bf bodyField, stored *core.Record) error {
+	if stored == nil {
+		return core.Invalid("id", "the id is assigned by the system; do not send it on create")
+	}
+	if id, ok := parseID(strings.TrimSpace(bf.Value)); !ok || id != stored.ID {
+		return core.Invalid("id", "does not match the record addressed")
+	}
+	return nil
 }
 
 // textareaValue is the HTML a version-1 write of a Textarea stores: the text as HTML (textHTML), so that no

@@ -260,7 +260,6 @@ func (ap *applier) ApplyView(v core.ViewSpec) error {
 }
 
 func (ap *applier) ApplyRecord(r core.RecordSpec) error {
-	now := ap.now
 	what := "records." + r.Kind + "-" + strconv.FormatInt(r.ID, 10)
 	if r.ID <= 0 {
 		return core.Invalid(what, "id must be positive")
@@ -272,20 +271,10 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	if err != nil {
 		return err
 	}
-	ids, ok := ap.fields[r.Kind]
-	if !ok {
-		fields, err := loadFields(ap.ctx, ap.tx, ap.account, r.Kind)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		ids = map[int64]bool{}
-		for _, f := range fields {
-			ids[f.ID] = true
-		}
-		ap.fields[r.Kind] = ids
-		ap.types[r.Kind] = newKindInfo(fields).searchable
+	ids, err := ap.fieldIDs(what, r.Kind)
+	if err != nil {
+		return err
 	}
-	types := ap.types[r.Kind]
 	for fid := range r.Values {
 		if !ids[fid] {
 			return core.Invalid(what, "unknown field field_"+strconv.FormatInt(fid, 10)+" of kind "+r.Kind)
@@ -299,43 +288,76 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, qRecord, ap.account, r.Kind, r.ID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		created := r.CreatedTime
-		if created == 0 {
-			created = now
-		}
-		rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
-			LastUpdatedTime: created, LastUpdatedBy: by}
-		b := &Batch{}
-		queueInsertRecord(b, ap.account, rec, enc)
-		b.Queue(qRaiseID, ap.account, r.Kind, r.ID)
-		queueReindex(b, types, ap.account, r.Kind, r.ID, nil, vals)
-		if err := runBatch(ap.ctx, ap.tx, b); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
+		return ap.insertSeed(what, r, by, vals, enc)
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	return ap.updateSeed(what, r, by, cur, vals, enc)
+}
+
+// fieldIDs returns the field ids of kind, and keeps them and its searchable fields for the next records of
+// the kind.
+func (ap *applier) fieldIDs(what, kind string) (map[int64]bool, error) {
+	if ids, ok := ap.fields[kind]; ok {
+		return ids, nil
+	}
+	fields, err := loadFields(ap.ctx, ap.tx, ap.account, kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	ids := make(map[int64]bool, len(fields))
+	for _, f := range fields {
+		ids[f.ID] = true
+	}
+	ap.fields[kind] = ids
+	ap.types[kind] = newKindInfo(fields).searchable
+	return ids, nil
+}
+
+// insertSeed creates the seed record r, which is not stored yet, as its version 1 with values vals (enc
+// encoded), created by by at its creation time or else now.
+func (ap *applier) insertSeed(what string, r core.RecordSpec, by int64, vals map[int64]string, enc string) error {
+	created := r.CreatedTime
+	if created == 0 {
+		created = ap.now
+	}
+	rec := core.Record{Kind: r.Kind, ID: r.ID, Version: 1, CreatedTime: created, CreatedBy: by,
+		LastUpdatedTime: created, LastUpdatedBy: by}
+	b := &Batch{}
+	queueInsertRecord(b, ap.account, rec, enc)
+	b.Queue(qRaiseID, ap.account, r.Kind, r.ID)
+	queueReindex(b, ap.types[r.Kind], ap.account, r.Kind, r.ID, nil, vals)
+	if err := runBatch(ap.ctx, ap.tx, b); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// updateSeed brings the stored record cur to the seed r: other values make a new version, written by by
+// now; the same values with another creator or creation time are corrected in place, without a version.
+func (ap *applier) updateSeed(what string, r core.RecordSpec, by int64, cur core.Record, vals map[int64]string,
+	enc string) error {
 	created := cur.CreatedTime
 	if r.CreatedTime != 0 {
 		created = r.CreatedTime
 	}
 	if maps.Equal(cur.Values, vals) {
-		if created != cur.CreatedTime || by != cur.CreatedBy {
-			if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
-				WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
+		if created == cur.CreatedTime && by == cur.CreatedBy {
+			return nil
+		}
+		if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
+			WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		return nil
 	}
 	if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
 		last_updated_time = $3, last_updated_by = $4, vals = $5 WHERE account_id = $6 AND kind = $7 AND id = $8`,
-		created, by, max(now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
+		created, by, max(ap.now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	b := &Batch{}
-	queueReindex(b, types, ap.account, r.Kind, r.ID, cur.Values, vals)
+	queueReindex(b, ap.types[r.Kind], ap.account, r.Kind, r.ID, cur.Values, vals)
 	return runBatch(ap.ctx, ap.tx, b)
 }
 

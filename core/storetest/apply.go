@@ -44,31 +44,38 @@ func Snapshot(t *testing.T, st core.Store, apiKey string) string {
 				t.Fatalf("Search(%s): %v", o.APIPrefix, err)
 			}
 			for _, m := range ms {
-				r, err := st.Record(ctx, a.ID, m.Kind, m.ID)
-				if err != nil {
-					t.Fatalf("Record(%s, %d): %v", m.Kind, m.ID, err)
-				}
-				fmt.Fprintf(&b, "record %+v\nsummary %+v\n", r, m)
-				if r.DeletedTime == 0 {
-					rs, err := st.Related(ctx, a.ID, m.Kind, m.ID)
-					if err != nil {
-						t.Fatalf("Related(%s, %d): %v", m.Kind, m.ID, err)
-					}
-					fmt.Fprintf(&b, "related %+v\n", rs)
-				}
-				for _, f := range fs {
-					h, err := st.History(ctx, a.ID, m.Kind, m.ID, f.ID)
-					if err != nil {
-						t.Fatalf("History(%s, %d, %d): %v", m.Kind, m.ID, f.ID, err)
-					}
-					if len(h) > 0 {
-						fmt.Fprintf(&b, "history %d %+v\n", f.ID, h)
-					}
-				}
+				snapshotRecord(t, &b, st, a.ID, m, fs)
 			}
 		}
 	}
 	return b.String()
+}
+
+// snapshotRecord renders the record of summary m with its relations (when live) and the history of its
+// fields fs.
+func snapshotRecord(t *testing.T, b *strings.Builder, st core.Store, accountID int64, m core.Summary, fs []core.Field) {
+	t.Helper()
+	r, err := st.Record(ctx, accountID, m.Kind, m.ID)
+	if err != nil {
+		t.Fatalf("Record(%s, %d): %v", m.Kind, m.ID, err)
+	}
+	fmt.Fprintf(b, "record %+v\nsummary %+v\n", r, m)
+	if r.DeletedTime == 0 {
+		rs, err := st.Related(ctx, accountID, m.Kind, m.ID)
+		if err != nil {
+			t.Fatalf("Related(%s, %d): %v", m.Kind, m.ID, err)
+		}
+		fmt.Fprintf(b, "related %+v\n", rs)
+	}
+	for _, f := range fs {
+		h, err := st.History(ctx, accountID, m.Kind, m.ID, f.ID)
+		if err != nil {
+			t.Fatalf("History(%s, %d, %d): %v", m.Kind, m.ID, f.ID, err)
+		}
+		if len(h) > 0 {
+			fmt.Fprintf(b, "history %d %+v\n", f.ID, h)
+		}
+	}
 }
 
 func testApplyIdempotent(t *testing.T, st core.Store) {

@@ -28,54 +28,52 @@ func AppendStrict[T ~string | ~[]byte](dst []byte, s T, attr bool) (out []byte, 
 	return appendEscaped(dst, s, attr, true)
 }
 
+// replacement is what Append writes for a character XML cannot carry.
+const replacement = "\uFFFD"
+
+// textEscapes is how each ASCII character is written in character data: "" for as it is, replacement for a
+// C0 control XML cannot carry.
+var textEscapes = func() (t [utf8.RuneSelf]string) {
+	for c := range 0x20 {
+		t[c] = replacement
+	}
+	t['\t'], t['\n'], t['\r'] = "", "", "&#xD;"
+	t['&'], t['<'], t['>'], t['"'], t['\''] = "&amp;", "&lt;", "&gt;", "&quot;", "&apos;"
+	return t
+}()
+
+// attrEscapes is textEscapes for attribute values, where a tab and a line feed are escaped too.
+var attrEscapes = func() (t [utf8.RuneSelf]string) {
+	t = textEscapes
+	t['\t'], t['\n'] = "&#x9;", "&#xA;"
+	return t
+}()
+
+// appendEscaped is Append (strict false) and AppendStrict (strict true).
 func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr, strict bool) ([]byte, int) {
+	ascii := &textEscapes
+	if attr {
+		ascii = &attrEscapes
+	}
 	last := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' {
-			i++
-			continue
-		}
-		var esc string
-		size := 1
-		switch c {
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '"':
-			esc = "&quot;"
-		case '\'':
-			esc = "&apos;"
-		case '\r':
-			esc = "&#xD;"
-		case '\n':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#xA;"
-		case '\t':
-			if !attr {
-				i++
-				continue
-			}
-			esc = "&#x9;"
-		default:
-			// A C0 control or the first byte of a multi-byte character. The conversion copies at most
-			// utf8.UTFMax bytes, on the stack.
+		esc, size := "", 1
+		if c := s[i]; c < utf8.RuneSelf {
+			esc = ascii[c]
+		} else {
+			// The conversion copies at most utf8.UTFMax bytes, on the stack.
 			var r rune
 			r, size = utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-			if ValidRune(r, size) {
-				i += size
-				continue
+			if !ValidRune(r, size) {
+				esc = replacement
 			}
-			if strict {
-				return append(dst, s[last:i]...), i
-			}
-			esc = "\uFFFD"
+		}
+		if esc == "" {
+			i += size
+			continue
+		}
+		if strict && esc == replacement {
+			return append(dst, s[last:i]...), i
 		}
 		dst = append(dst, s[last:i]...)
 		dst = append(dst, esc...)

@@ -26,14 +26,7 @@ type Node struct {
 func Read(doc []byte, isContainer func(parent, name string) bool) (*Node, error) {
 	dec := xml.NewDecoder(bytes.NewReader(doc))
 	dec.Strict = true
-	var stack []*Node
-	var root *Node
-	name := func(n xml.Name) string {
-		if n.Space != "" {
-			return n.Space + ":" + n.Local
-		}
-		return n.Local
-	}
+	r := reader{isContainer: isContainer}
 	for {
 		tok, err := dec.RawToken()
 		if err == io.EOF {
@@ -42,58 +35,101 @@ func Read(doc []byte, isContainer func(parent, name string) bool) (*Node, error)
 		if err != nil {
 			return nil, err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			n := &Node{Name: name(t.Name)}
-			for _, a := range t.Attr {
-				v := strings.Map(func(r rune) rune {
-					if r == '\t' || r == '\n' || r == '\r' {
-						return ' '
-					}
-					return r
-				}, a.Value)
-				n.Attrs = append(n.Attrs, name(a.Name)+"="+v)
-			}
-			sort.Strings(n.Attrs)
-			if len(stack) > 0 {
-				p := stack[len(stack)-1]
-				p.Kids = append(p.Kids, n)
-			} else if root != nil {
-				return nil, fmt.Errorf("second root element")
-			} else {
-				root = n
-			}
-			stack = append(stack, n)
-		case xml.EndElement:
-			if len(stack) == 0 || stack[len(stack)-1].Name != name(t.Name) {
-				return nil, fmt.Errorf("mismatched end tag %s", name(t.Name))
-			}
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			parent := ""
-			if len(stack) > 0 {
-				parent = stack[len(stack)-1].Name
-			}
-			if len(n.Kids) > 0 || (isContainer(parent, n.Name) && strings.TrimLeft(n.Text, " \t\r\n") == "") {
-				if strings.TrimLeft(n.Text, " \t\r\n") != "" {
-					return nil, fmt.Errorf("mixed content in %s", n.Name)
-				}
-				n.Text = ""
-			}
-		case xml.CharData:
-			if len(stack) > 0 {
-				stack[len(stack)-1].Text += string(t)
-			} else if strings.Trim(string(t), " \t\r\n") != "" && string(t) != "\uFEFF" {
-				return nil, fmt.Errorf("text outside the root element")
-			}
-		case xml.Directive:
-			return nil, fmt.Errorf("directive")
+		if err := r.token(tok); err != nil {
+			return nil, err
 		}
 	}
-	if root == nil || len(stack) > 0 {
+	if r.root == nil || len(r.stack) > 0 {
 		return nil, fmt.Errorf("incomplete document")
 	}
-	return root, nil
+	return r.root, nil
+}
+
+// reader builds the Node tree of a document from its tokens.
+type reader struct {
+	isContainer func(parent, name string) bool
+	stack       []*Node // the open elements
+	root        *Node
+}
+
+func (r *reader) token(tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		return r.start(t)
+	case xml.EndElement:
+		return r.end(t)
+	case xml.CharData:
+		return r.text(t)
+	case xml.Directive:
+		return fmt.Errorf("directive")
+	}
+	return nil
+}
+
+func (r *reader) start(t xml.StartElement) error {
+	n := &Node{Name: qualified(t.Name)}
+	for _, a := range t.Attr {
+		n.Attrs = append(n.Attrs, qualified(a.Name)+"="+strings.Map(normaliseSpace, a.Value))
+	}
+	sort.Strings(n.Attrs)
+	switch {
+	case len(r.stack) > 0:
+		p := r.stack[len(r.stack)-1]
+		p.Kids = append(p.Kids, n)
+	case r.root != nil:
+		return fmt.Errorf("second root element")
+	default:
+		r.root = n
+	}
+	r.stack = append(r.stack, n)
+	return nil
+}
+
+func (r *reader) end(t xml.EndElement) error {
+	if len(r.stack) == 0 || r.stack[len(r.stack)-1].Name != qualified(t.Name) {
+		return fmt.Errorf("mismatched end tag %s", qualified(t.Name))
+	}
+	n := r.stack[len(r.stack)-1]
+	r.stack = r.stack[:len(r.stack)-1]
+	parent := ""
+	if len(r.stack) > 0 {
+		parent = r.stack[len(r.stack)-1].Name
+	}
+	layout := strings.TrimLeft(n.Text, " \t\r\n") == ""
+	if len(n.Kids) > 0 && !layout {
+		return fmt.Errorf("mixed content in %s", n.Name)
+	}
+	if len(n.Kids) > 0 || layout && r.isContainer(parent, n.Name) {
+		n.Text = ""
+	}
+	return nil
+}
+
+func (r *reader) text(t xml.CharData) error {
+	if len(r.stack) > 0 {
+		r.stack[len(r.stack)-1].Text += string(t)
+		return nil
+	}
+	if strings.Trim(string(t), " \t\r\n") != "" && string(t) != "\uFEFF" {
+		return fmt.Errorf("text outside the root element")
+	}
+	return nil
+}
+
+// qualified is a name as written, with its prefix.
+func qualified(n xml.Name) string {
+	if n.Space != "" {
+		return n.Space + ":" + n.Local
+	}
+	return n.Local
+}
+
+// normaliseSpace is attribute-value normalisation of one character.
+func normaliseSpace(r rune) rune {
+	if r == '\t' || r == '\n' || r == '\r' {
+		return ' '
+	}
+	return r
 }
 
 // Diff describes the first difference between two canonical documents ("" when equal).
