@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 // testClock is a clock a test moves by hand.
@@ -27,8 +28,7 @@ func (c *testClock) Add(d time.Duration) {
 
 func mustLimiter(tb testing.TB, limit int) *ratelimit.Limiter {
 	tb.Helper()
-	l, err := ratelimit.New(ratelimit.Options{
-		Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: limit, Period: time.Hour}}})
+	l, err := ratelimit.New(ratelimittest.Options(ratelimit.Policy{Name: "account", Key: "api_key", Limit: limit, Period: time.Hour}))
 	if err != nil {
 		tb.Fatal(err)
 	}

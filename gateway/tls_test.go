@@ -23,7 +23,7 @@ import (
 // down when the test ends. It returns the gateway's https:// URL.
 func startTLSGateway(tb testing.TB, opt Options, h *certs.Holder) string {
 	tb.Helper()
-	g, err := New(opt)
+	g, err := New(withConfig(opt))
 	if err != nil {
 		tb.Fatalf("gateway.New: %v", err)
 	}
