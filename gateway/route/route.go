@@ -187,29 +187,23 @@ var pathSafe = func() (t [256]bool) {
 // plainPath reports whether p, which starts with '/', is already in normal form: only characters
 // url.PathEscape leaves alone, no empty, "." or ".." segment (a single trailing slash aside).
 func plainPath(p string) bool {
-	rest := p[1:]
-	for more := true; more; {
-		var seg string
-		seg, rest, more = strings.Cut(rest, "/")
-		if seg == "" && more || !plainSegment(seg) {
+	start := 1 // of the segment being read
+	for i := 1; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '/':
+			if i == start || dotSegment(p[start:i]) {
+				return false
+			}
+			start = i + 1
+		case !pathSafe[c]:
 			return false
 		}
 	}
-	return true
+	return !dotSegment(p[start:]) // the last segment may be empty: a trailing slash
 }
 
-// plainSegment reports whether a segment is the same decoded and escaped, and not a dot segment.
-func plainSegment(seg string) bool {
-	if seg == "." || seg == ".." {
-		return false
-	}
-	for i := 0; i < len(seg); i++ {
-		if !pathSafe[seg[i]] {
-			return false
-		}
-	}
-	return true
-}
+// dotSegment reports whether seg is "." or "..".
+func dotSegment(seg string) bool { return seg == "." || seg == ".." }
 
 // cutScheme strips "http://host" or "https://host" from an absolute-form target.
 func cutScheme(s string) (string, bool) {
@@ -307,22 +301,22 @@ func normQuery(q string) (string, error) {
 	return strings.Join(params, "&"), nil
 }
 
-// shapes are the paths of the endpoints after the key, by their number of segments: a "*" stands for any
+// shapes are the paths of the endpoints after the key, by their number of segments: "{...}" stands for any
 // segment, and the first shape a path matches gives its class.
 var shapes = byLength([]shape{
 	{"rate_throttle_status", Throttle},
 	{"object", Object},
 	{"user", Users},
-	{"user/*", User},
-	{"*", Collection},
-	{"*/field", Fields},
-	{"*/view", Views},
-	{"*/search", Search},
-	{"*/view/*", View},
-	{"*/view/*/search", ViewSearch},
-	{"*/*", Record},
-	{"*/*/related", Related},
-	{"*/*/fieldhistory/*", History},
+	{"user/{id_or_email}", User},
+	{"{kind}", Collection},
+	{"{kind}/field", Fields},
+	{"{kind}/view", Views},
+	{"{kind}/search", Search},
+	{"{kind}/view/{view_id}", View},
+	{"{kind}/view/{view_id}/search", ViewSearch},
+	{"{kind}/{id}", Record},
+	{"{kind}/{id}/related", Related},
+	{"{kind}/{id}/fieldhistory/{field_id}", History},
 })
 
 type shape struct {
@@ -330,7 +324,7 @@ type shape struct {
 	class   Class
 }
 
-// compiledShape is a shape split into its segments.
+// compiledShape is a shape split into its segments, "" for any segment.
 type compiledShape struct {
 	segs  []string
 	class Class
@@ -341,6 +335,11 @@ func byLength(list []shape) [][]compiledShape {
 	var t [][]compiledShape
 	for _, s := range list {
 		segs := strings.Split(s.pattern, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				segs[i] = ""
+			}
+		}
 		for len(t) <= len(segs) {
 			t = append(t, nil)
 		}
@@ -352,7 +351,7 @@ func byLength(list []shape) [][]compiledShape {
 // matches reports whether segs, of the shape's length, have the shape.
 func (s *compiledShape) matches(segs []string) bool {
 	for i, want := range s.segs {
-		if want != "*" && want != segs[i] {
+		if want != "" && want != segs[i] {
 			return false
 		}
 	}
