@@ -117,13 +117,21 @@ func validHost(h []byte) bool {
 		return false
 	}
 	for _, c := range h {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']') {
+		if !hostByte[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// hostByte holds the bytes validHost accepts.
+var hostByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte(".-_:[]", byte(c)) >= 0
+	}
+	return t
+}()
 
 // scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
 func (x *exchange) scheme() string {
