@@ -228,8 +228,8 @@ func (g *lineGuard) endsInCR(seg []byte) bool {
 	return seg[len(seg)-1] == '\r'
 }
 
-// complete ends the line being read with seg, its last bytes up to the CR of its CRLF, and returns the line
-// without its CR: all of it, or its first lineKeep bytes when it spans reads, and its length.
+// complete ends the line being read with seg, its last bytes before the LF (the CR included), and returns
+// the line without its CRLF: all of it, or its first lineKeep bytes when it spans reads, and its length.
 func (g *lineGuard) complete(seg []byte) ([]byte, int) {
 	if g.lineN == 0 {
 		return seg[:len(seg)-1], len(seg) - 1 // the whole line is in p: no copy
@@ -310,7 +310,8 @@ func (g *lineGuard) endHead() {
 	}
 }
 
-// contentLength notes the value of a Content-Length field.
+// contentLength notes the value of a Content-Length field; one the guard cannot read, or a second one, makes
+// it stop checking the connection (fasthttp refuses the request).
 func (g *lineGuard) contentLength(v []byte, whole bool) {
 	n, ok := decimal(trimOWS(v))
 	if !ok || !whole || g.hasLength {
@@ -320,7 +321,8 @@ func (g *lineGuard) contentLength(v []byte, whole bool) {
 	g.length, g.hasLength = n, true
 }
 
-// transferEncoding notes the value of a Transfer-Encoding field.
+// transferEncoding notes the value of a Transfer-Encoding field: chunked, the identity coding the guard
+// refuses, or another that fasthttp refuses (the guard stops checking the connection).
 func (g *lineGuard) transferEncoding(v []byte, whole bool) error {
 	v = trimOWS(v)
 	switch {

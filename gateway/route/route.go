@@ -307,18 +307,19 @@ var shapes = byLength([]shape{
 	{"rate_throttle_status", Throttle},
 	{"object", Object},
 	{"user", Users},
-	{"user/{id_or_email}", User},
-	{"{kind}", Collection},
-	{"{kind}/field", Fields},
-	{"{kind}/view", Views},
-	{"{kind}/search", Search},
-	{"{kind}/view/{view_id}", View},
-	{"{kind}/view/{view_id}/search", ViewSearch},
-	{"{kind}/{id}", Record},
-	{"{kind}/{id}/related", Related},
-	{"{kind}/{id}/fieldhistory/{field_id}", History},
+	{"user/{id}", User},
+	{"{segment}", Collection},
+	{"{segment}/field", Fields},
+	{"{segment}/view", Views},
+	{"{segment}/search", Search},
+	{"{segment}/view/{id}", View},
+	{"{segment}/view/{id}/search", ViewSearch},
+	{"{segment}/{id}", Record},
+	{"{segment}/{id}/related", Related},
+	{"{segment}/{id}/fieldhistory/{field_id}", History},
 })
 
+// shape is a path of the interface after the key, as docs/api.md writes it, and the class it gives.
 type shape struct {
 	pattern string
 	class   Class
