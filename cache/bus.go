@@ -209,74 +209,111 @@ func (b *RedisBus) Close() error {
 // half-open connection would otherwise look like a quiet channel.
 func (b *RedisBus) receive(sub *redis.PubSub) {
 	defer b.wg.Done()
-	var (
-		subscribed int
-		heard      = time.Now() // when the subscription last delivered anything
-		pinged     time.Time    // when the outstanding PING was sent; zero if none is
-		pingedAt   uint64       // b.failures when it was sent
-		backoff    time.Duration
-	)
+	r := receiver{bus: b, sub: sub, heard: time.Now()}
 	for {
-		wait := probeInterval - time.Since(heard)
-		if !pinged.IsZero() {
-			wait = probeInterval - time.Since(pinged)
-		}
-		msg, err := sub.ReceiveTimeout(b.ctx, max(wait, time.Millisecond))
+		msg, err := r.sub.ReceiveTimeout(b.ctx, r.wait())
 		if b.ctx.Err() != nil {
 			return
 		}
 		if err != nil && !isTimeout(err) {
-			// The connection failed; go-redis dials anew and subscribes again on the next receive.
-			b.fail(fmt.Errorf("receive invalidations: %w", err))
-			pinged = time.Time{}
-			backoff = min(max(2*backoff, 100*time.Millisecond), probeInterval)
-			select {
-			case <-b.ctx.Done():
+			if !r.connectionFailed(err) {
 				return
-			case <-time.After(backoff):
 			}
 			continue
 		}
 		now := time.Now()
 		if err == nil {
-			heard, backoff = now, 0
+			r.heard, r.backoff = now, 0
 		}
-		switch m := msg.(type) {
-		case *redis.Message:
-			b.apply(m.Payload)
-		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == Channel {
-				// Whatever was published before this connection subscribed is lost to it.
-				b.cache.InvalidateAll()
-				subscribed++
-				if subscribed > 1 {
-					b.log.Warn("cache invalidation subscription restored; local cache invalidated")
-				}
-				b.confirmed()
-			}
-		case *redis.Pong:
-			if !pinged.IsZero() {
-				b.answered(pingedAt)
-				pinged = time.Time{}
-			}
+		r.handle(msg)
+		r.probe(now)
+	}
+}
+
+// receiver is the state of receive: the subscription, when it last delivered, the PING outstanding on it.
+type receiver struct {
+	bus        *RedisBus
+	sub        *redis.PubSub
+	subscribed int           // subscriptions confirmed so far
+	heard      time.Time     // when the subscription last delivered anything
+	pinged     time.Time     // when the outstanding PING was sent; zero if none is
+	pingedAt   uint64        // bus.failures when it was sent
+	backoff    time.Duration // the wait after the connection failed
+}
+
+// wait is how long the next receive may wait for a message before the subscription is probed, or the
+// outstanding PING is taken as unanswered.
+func (r *receiver) wait() time.Duration {
+	since := r.heard
+	if !r.pinged.IsZero() {
+		since = r.pinged
+	}
+	return max(probeInterval-time.Since(since), time.Millisecond)
+}
+
+// connectionFailed records the failure of the subscription's connection and waits, longer after each
+// failure in a row, before the next receive dials anew and subscribes again (as go-redis does). It
+// reports false when the bus closes meanwhile.
+func (r *receiver) connectionFailed(err error) bool {
+	r.bus.fail(fmt.Errorf("receive invalidations: %w", err))
+	r.pinged = time.Time{}
+	r.backoff = min(max(2*r.backoff, 100*time.Millisecond), probeInterval)
+	select {
+	case <-r.bus.ctx.Done():
+		return false
+	case <-time.After(r.backoff):
+		return true
+	}
+}
+
+// handle applies a message of the subscription: an invalidation, the confirmation of a new subscription,
+// or the answer to a PING.
+func (r *receiver) handle(msg any) {
+	switch m := msg.(type) {
+	case *redis.Message:
+		r.bus.apply(m.Payload)
+	case *redis.Subscription:
+		if m.Kind == "subscribe" && m.Channel == Channel {
+			r.subscriptionConfirmed()
 		}
-		switch {
-		case !pinged.IsZero() && now.Sub(pinged) >= probeInterval:
-			b.fail(errors.New("receive invalidations: no answer to a PING on the subscription"))
-			sub = b.resubscribe()
-			pinged, heard = time.Time{}, now
-		case pinged.IsZero() && (now.Sub(heard) >= probeInterval || !b.up.Load()):
-			// A PONG comes after every message Redis sent before it: once it arrives, nothing was missed
-			// since the PING, and the bus is up again (if nothing failed meanwhile).
-			pingedAt = b.failureCount()
-			if err := sub.Ping(b.ctx); err != nil {
-				if b.ctx.Err() == nil {
-					b.fail(fmt.Errorf("ping the subscription: %w", err))
-				}
-				continue
-			}
-			pinged = now
+	case *redis.Pong:
+		if !r.pinged.IsZero() {
+			r.bus.answered(r.pingedAt)
+			r.pinged = time.Time{}
 		}
+	}
+}
+
+// subscriptionConfirmed handles Redis's confirmation of a subscription.
+func (r *receiver) subscriptionConfirmed() {
+	// Whatever was published before this connection subscribed is lost to it.
+	r.bus.cache.InvalidateAll()
+	r.subscribed++
+	if r.subscribed > 1 {
+		r.bus.log.Warn("cache invalidation subscription restored; local cache invalidated")
+	}
+	r.bus.confirmed()
+}
+
+// probe replaces the subscription when its PING went unanswered for probeInterval, and sends a PING when
+// it has been silent that long or the bus is down.
+func (r *receiver) probe(now time.Time) {
+	switch {
+	case !r.pinged.IsZero() && now.Sub(r.pinged) >= probeInterval:
+		r.bus.fail(errors.New("receive invalidations: no answer to a PING on the subscription"))
+		r.sub = r.bus.resubscribe()
+		r.pinged, r.heard = time.Time{}, now
+	case r.pinged.IsZero() && (now.Sub(r.heard) >= probeInterval || !r.bus.up.Load()):
+		// A PONG comes after every message Redis sent before it: once it arrives, nothing was missed
+		// since the PING, and the bus is up again (if nothing failed meanwhile).
+		r.pingedAt = r.bus.failureCount()
+		if err := r.sub.Ping(r.bus.ctx); err != nil {
+			if r.bus.ctx.Err() == nil {
+				r.bus.fail(fmt.Errorf("ping the subscription: %w", err))
+			}
+			return
+		}
+		r.pinged = now
 	}
 }
 

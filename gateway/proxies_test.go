@@ -133,3 +133,27 @@ func lines(s string) [][]byte {
 	}
 	return out
 }
+
+func TestValidHost(t *testing.T) {
+	for _, tc := range []struct {
+		host string
+		want bool
+	}{
+		{"gw.test", true},
+		{"GW-1.example_net:8443", true},
+		{"[::1]:8080", true},
+		{strings.Repeat("a", 255), true},
+		{"", false},
+		{strings.Repeat("a", 256), false},
+		{"gw.test/x", false},
+		{"user@gw.test", false},
+		{"gw test", false},
+		{"gw.test\r\nX: y", false},
+		{"gw.tést", false},
+		{"gw.test%2f", false},
+	} {
+		if got := validHost([]byte(tc.host)); got != tc.want {
+			t.Errorf("validHost(%q) = %v, want %v", tc.host, got, tc.want)
+		}
+	}
+}

@@ -176,9 +176,8 @@ func (g *lineGuard) lines(p []byte) (int, error) {
 	off := 0
 	for off < len(p) {
 		rest := p[off:]
-		if g.lineN == 0 && (rest[0] == ' ' || rest[0] == '\t') &&
-			(g.state == guardHead && g.headLines > 0 || g.state == guardTrailer) {
-			return off, errObsFold // a field line may not start with whitespace
+		if g.folds(rest[0]) {
+			return off, errObsFold
 		}
 		i := bytes.IndexByte(rest, '\n')
 		seg := rest
@@ -193,25 +192,15 @@ func (g *lineGuard) lines(p []byte) (int, error) {
 		if j := bytes.IndexByte(seg, '\r'); j >= 0 && j < len(seg)-1 {
 			return off + j + 1, errBareCR
 		}
-		endsCR := len(seg) > 0 && seg[len(seg)-1] == '\r' || len(seg) == 0 && g.cr
 		if i < 0 {
+			g.cr = g.endsInCR(seg)
 			g.keep(seg)
-			g.cr = endsCR
 			return len(p), nil
 		}
-		if !endsCR {
+		if !g.endsInCR(seg) {
 			return off + i, errBareLF
 		}
-		var line []byte
-		var n int
-		if g.lineN == 0 {
-			line, n = seg[:len(seg)-1], len(seg)-1 // the whole line is in p: no copy
-		} else {
-			g.keep(seg)
-			n = g.lineN - 1
-			line = g.line[:min(n, lineKeep)]
-		}
-		g.lineN, g.cr = 0, false
+		line, n := g.complete(seg)
 		state := g.state
 		if err := g.endLine(line, n); err != nil {
 			return off + i, err // the line's LF is withheld: without it the head cannot end
@@ -222,6 +211,33 @@ func (g *lineGuard) lines(p []byte) (int, error) {
 		}
 	}
 	return off, nil
+}
+
+// folds reports whether a line whose first byte is c would be folded (obsolete line folding): c is a space
+// or tab at the start of a field line, in a head after the request line or in a trailer section.
+func (g *lineGuard) folds(c byte) bool {
+	return g.lineN == 0 && (c == ' ' || c == '\t') &&
+		(g.state == guardHead && g.headLines > 0 || g.state == guardTrailer)
+}
+
+// endsInCR reports whether the line read so far, with seg, ends in a CR.
+func (g *lineGuard) endsInCR(seg []byte) bool {
+	if len(seg) == 0 {
+		return g.cr
+	}
+	return seg[len(seg)-1] == '\r'
+}
+
+// complete ends the line being read with seg, its last bytes before the LF (the CR included), and returns
+// the line without its CRLF: all of it, or its first lineKeep bytes when it spans reads, and its length.
+func (g *lineGuard) complete(seg []byte) ([]byte, int) {
+	if g.lineN == 0 {
+		return seg[:len(seg)-1], len(seg) - 1 // the whole line is in p: no copy
+	}
+	g.keep(seg)
+	n := g.lineN - 1
+	g.lineN, g.cr = 0, false
+	return g.line[:min(n, lineKeep)], n
 }
 
 // keep adds seg to the line being read.
@@ -235,67 +251,91 @@ func (g *lineGuard) keep(seg []byte) {
 // endLine handles a complete line without its CRLF; line holds its first bytes (all of them when n is at
 // most lineKeep), n is its length.
 func (g *lineGuard) endLine(line []byte, n int) error {
-	whole := n <= lineKeep
 	switch g.state {
 	case guardChunkSize:
-		size, ok := chunkSize(line)
-		switch {
-		case !ok || !whole:
-			g.state = guardLost
-		case size == 0:
-			g.state = guardTrailer
-		default:
-			g.state, g.remain = guardChunkData, size
-		}
-		return nil
+		g.chunkSizeLine(line, n <= lineKeep)
 	case guardTrailer:
 		if n == 0 {
 			g.startHead()
 		}
-		return nil
-	}
-	// guardHead
-	if n == 0 {
-		if g.headLines == 0 {
-			return nil // RFC 9112 §2.2: empty lines before the request line are ignored
+	default: // guardHead
+		if n == 0 {
+			g.endHead()
+			return nil
 		}
-		switch {
-		case g.chunked:
-			g.state = guardChunkSize
-		case g.hasLength && g.length > 0:
-			g.state, g.remain = guardBody, g.length
-		default:
-			g.startHead()
+		if g.headLines++; g.headLines > 1 { // the first line is the request line
+			return g.fieldLine(line, n <= lineKeep)
 		}
-		return nil
 	}
-	g.headLines++
-	if g.headLines == 1 {
-		return nil // the request line
+	return nil
+}
+
+// chunkSizeLine follows a chunk-size line: to its chunk's data, or to the trailer section after the last
+// chunk.
+func (g *lineGuard) chunkSizeLine(line []byte, whole bool) {
+	size, ok := chunkSize(line)
+	switch {
+	case !ok || !whole:
+		g.state = guardLost
+	case size == 0:
+		g.state = guardTrailer
+	default:
+		g.state, g.remain = guardChunkData, size
 	}
+}
+
+// fieldLine notes the fields of a head that frame its message.
+func (g *lineGuard) fieldLine(line []byte, whole bool) error {
 	// fasthttp refuses a space before the colon, so a framing header's colon is right after its name.
 	switch {
 	case len(line) > 14 && line[14] == ':' && equalFoldASCII(line[:14], "Content-Length"):
-		v, ok := decimal(trimOWS(line[15:]))
-		if !ok || !whole || g.hasLength {
-			g.state = guardLost
-			return nil
-		}
-		g.length, g.hasLength = v, true
+		g.contentLength(line[15:], whole)
 	case len(line) > 17 && line[17] == ':' && equalFoldASCII(line[:17], "Transfer-Encoding"):
-		v := trimOWS(line[18:])
-		switch {
-		case !whole:
-			g.state = guardLost
-		case equalFoldASCII(v, "chunked"):
-			g.chunked = true
-		case equalFoldASCII(v, "identity"):
-			// fasthttp ignores it, as if the field were absent, where RFC 9112 §6.3 requires 400: a request
-			// whose transfer codings do not end in chunked has no length another server could agree on.
-			return errTransferCoding
-		default:
-			g.state = guardLost // fasthttp refuses other codings
-		}
+		return g.transferEncoding(line[18:], whole)
+	}
+	return nil
+}
+
+// endHead follows the empty line after a head to the message's body, or to the next head when it has none.
+func (g *lineGuard) endHead() {
+	switch {
+	case g.headLines == 0:
+		// RFC 9112 §2.2: empty lines before the request line are ignored
+	case g.chunked:
+		g.state = guardChunkSize
+	case g.hasLength && g.length > 0:
+		g.state, g.remain = guardBody, g.length
+	default:
+		g.startHead()
+	}
+}
+
+// contentLength notes the value of a Content-Length field; one the guard cannot read, or a second one, makes
+// it stop checking the connection (fasthttp refuses the request).
+func (g *lineGuard) contentLength(v []byte, whole bool) {
+	n, ok := decimal(trimOWS(v))
+	if !ok || !whole || g.hasLength {
+		g.state = guardLost
+		return
+	}
+	g.length, g.hasLength = n, true
+}
+
+// transferEncoding notes the value of a Transfer-Encoding field: chunked, the identity coding the guard
+// refuses, or another that fasthttp refuses (the guard stops checking the connection).
+func (g *lineGuard) transferEncoding(v []byte, whole bool) error {
+	v = trimOWS(v)
+	switch {
+	case !whole:
+		g.state = guardLost
+	case equalFoldASCII(v, "chunked"):
+		g.chunked = true
+	case equalFoldASCII(v, "identity"):
+		// fasthttp ignores it, as if the field were absent, where RFC 9112 §6.3 requires 400: a request
+		// whose transfer codings do not end in chunked has no length another server could agree on.
+		return errTransferCoding
+	default:
+		g.state = guardLost // fasthttp refuses other codings
 	}
 	return nil
 }

@@ -31,28 +31,13 @@ type upstream struct {
 	prober   *prober   // nil with one core or when health checks are off
 }
 
-// hostAddr is the host:port of a base URL, with its scheme's port when it names none.
-func hostAddr(pu *url.URL) string {
-	switch {
-	case pu.Port() != "":
-		return pu.Host
-	case pu.Scheme == "https":
-		return pu.Host + ":443"
-	}
-	return pu.Host + ":80"
-}
-
 func newUpstream(o *Options) (*upstream, error) {
-	urls := o.Upstreams
 	u := &upstream{timeout: o.UpstreamTimeout}
 	var clients []*fasthttp.HostClient
-	for i, raw := range urls {
-		pu, err := url.Parse(raw)
+	for i, raw := range o.Upstreams {
+		pu, err := parseUpstream(raw)
 		if err != nil {
-			return nil, fmt.Errorf("gateway: upstream %q: %w", raw, err)
-		}
-		if pu.Scheme != "http" && pu.Scheme != "https" || pu.Host == "" {
-			return nil, fmt.Errorf("gateway: upstream %q: want http://host:port or https://host:port", raw)
+			return nil, err
 		}
 		prefix := strings.TrimSuffix(pu.Path, "/")
 		if i == 0 {
@@ -60,34 +45,70 @@ func newUpstream(o *Options) (*upstream, error) {
 		} else if prefix != u.prefix {
 			return nil, fmt.Errorf("gateway: upstream %q: every upstream needs the same path prefix %q", raw, u.prefix)
 		}
-		addr := hostAddr(pu)
 		u.origins = append(u.origins, []byte(pu.Scheme+"://"+pu.Host))
-		clients = append(clients, &fasthttp.HostClient{
-			Addr:                     addr,
-			IsTLS:                    pu.Scheme == "https",
-			Name:                     "reqgate-gateway",
-			NoDefaultUserAgentHeader: true,
-			DialTimeout:              dial,
-			MaxConns:                 o.MaxIdleConns,
-			MaxConnWaitTimeout:       o.MaxConnWait,
-			MaxIdleConnDuration:      30 * time.Second,
-			ReadTimeout:              o.UpstreamTimeout,
-			WriteTimeout:             o.UpstreamTimeout,
-			MaxResponseBodySize:      o.MaxResponseBytes,
-			ReadBufferSize:           16 << 10,
-			DisablePathNormalizing:   true, // the path is normalised once, by route.Parse
-			// One retry, for reads only, when a kept-alive connection turned out closed; never for writes,
-			// which must not reach the core twice.
-			MaxIdemponentCallAttempts: 2,
-			RetryIfErr: func(req *fasthttp.Request, attempts int, err error) (bool, bool) {
-				return false, attempts < 2 && (req.Header.IsGet() || req.Header.IsHead()) && !isTimeout(err)
-			},
-		})
+		clients = append(clients, coreClient(pu, o))
 	}
 	if len(clients) == 1 {
 		u.client = clients[0]
 		return u, nil
 	}
+	b := newBalancer(clients, o)
+	if o.HealthInterval > 0 {
+		b.probing = true
+		u.prober = b.startProber(o.HealthInterval, o.HealthTimeout, u.prefix+"/readyz", u.host, o.Logger)
+	}
+	u.balancer = b
+	u.client = b
+	return u, nil
+}
+
+// parseUpstream parses the URL of a core: http or https, with a host.
+func parseUpstream(raw string) (*url.URL, error) {
+	pu, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: upstream %q: %w", raw, err)
+	}
+	if pu.Scheme != "http" && pu.Scheme != "https" || pu.Host == "" {
+		return nil, fmt.Errorf("gateway: upstream %q: want http://host:port or https://host:port", raw)
+	}
+	return pu, nil
+}
+
+// defaultPorts are the ports of the schemes of an upstream URL.
+var defaultPorts = map[string]string{"http": "80", "https": "443"}
+
+// coreClient is the client of the core at pu (parsed by parseUpstream).
+func coreClient(pu *url.URL, o *Options) *fasthttp.HostClient {
+	addr := pu.Host
+	if pu.Port() == "" {
+		addr += ":" + defaultPorts[pu.Scheme]
+	}
+	return &fasthttp.HostClient{
+		Addr:                     addr,
+		IsTLS:                    pu.Scheme == "https",
+		Name:                     "reqgate-gateway",
+		NoDefaultUserAgentHeader: true,
+		DialTimeout:              dial,
+		MaxConns:                 o.MaxIdleConns,
+		MaxConnWaitTimeout:       o.MaxConnWait,
+		MaxIdleConnDuration:      30 * time.Second,
+		ReadTimeout:              o.UpstreamTimeout,
+		WriteTimeout:             o.UpstreamTimeout,
+		MaxResponseBodySize:      o.MaxResponseBytes,
+		ReadBufferSize:           16 << 10,
+		DisablePathNormalizing:   true, // the path is normalised once, by route.Parse
+		// One retry, for reads only, when a kept-alive connection turned out closed; never for writes,
+		// which must not reach the core twice.
+		MaxIdemponentCallAttempts: 2,
+		RetryIfErr: func(req *fasthttp.Request, attempts int, err error) (bool, bool) {
+			return false, attempts < 2 && (req.Header.IsGet() || req.Header.IsHead()) && !isTimeout(err)
+		},
+	}
+}
+
+// newBalancer spreads requests over the cores of clients, each with a client of its own for health checks;
+// all start up.
+func newBalancer(clients []*fasthttp.HostClient, o *Options) *balancer {
 	b := &balancer{downFor: time.Second, log: o.Logger}
 	for _, c := range clients {
 		be := &backend{hc: c, addr: c.Addr, probe: &fasthttp.HostClient{
@@ -105,13 +126,7 @@ func newUpstream(o *Options) (*upstream, error) {
 		be.upGauge.Set(1)
 		b.backends = append(b.backends, be)
 	}
-	if o.HealthInterval > 0 {
-		b.probing = true
-		u.prober = b.startProber(o.HealthInterval, o.HealthTimeout, u.prefix+"/readyz", u.host, o.Logger)
-	}
-	u.balancer = b
-	u.client = b
-	return u, nil
+	return b
 }
 
 // close stops the health checks, if any.

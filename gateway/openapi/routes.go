@@ -155,43 +155,42 @@ func concrete(op Operation, v int, k *Kind) Route {
 // operationName names an operation after its method and path: GetRequirement, CreateFeature,
 // SearchUseCaseView, GetCustomObjectFieldHistory.
 func operationName(op Operation, k *Kind) string {
+	name, ok := operationNames[op.Class]
+	if !ok {
+		panic("openapi: no operation name for class " + string(op.Class))
+	}
 	kind := ""
 	if k != nil {
 		kind = k.Name
 	}
-	switch op.Class {
-	case route.Object:
-		return "GetObjects"
-	case route.Users:
-		return "GetUsers"
-	case route.User:
-		return "GetUser"
-	case route.Throttle:
-		return "GetRateThrottleStatus"
-	case route.Collection:
-		return "Create" + kind
-	case route.Record:
-		switch op.Method {
-		case http.MethodPut:
-			return "Update" + kind
-		case http.MethodDelete:
-			return "Delete" + kind
-		}
-		return "Get" + kind
-	case route.Fields:
-		return "Get" + kind + "Fields"
-	case route.Views:
-		return "Get" + kind + "Views"
-	case route.View:
-		return "Get" + kind + "View"
-	case route.ViewSearch:
-		return "Search" + kind + "View"
-	case route.Search:
-		return "Search" + kind
-	case route.Related:
-		return "Get" + kind + "Related"
-	case route.History:
-		return "Get" + kind + "FieldHistory"
+	return strings.NewReplacer("{verb}", verb(op.Method), "{kind}", kind).Replace(name)
+}
+
+// operationNames are the operation names of the classes, with the operation's verb for "{verb}" and the
+// kind's name for "{kind}".
+var operationNames = map[route.Class]string{
+	route.Object:     "GetObjects",
+	route.Users:      "GetUsers",
+	route.User:       "GetUser",
+	route.Throttle:   "GetRateThrottleStatus",
+	route.Collection: "Create{kind}",
+	route.Record:     "{verb}{kind}",
+	route.Fields:     "Get{kind}Fields",
+	route.Views:      "Get{kind}Views",
+	route.View:       "Get{kind}View",
+	route.ViewSearch: "Search{kind}View",
+	route.Search:     "Search{kind}",
+	route.Related:    "Get{kind}Related",
+	route.History:    "Get{kind}FieldHistory",
+}
+
+// verb is what a method does to a record: Update, Delete, or Get.
+func verb(method string) string {
+	switch method {
+	case http.MethodPut:
+		return "Update"
+	case http.MethodDelete:
+		return "Delete"
 	}
-	panic("openapi: no operation name for class " + string(op.Class))
+	return "Get"
 }

@@ -40,34 +40,63 @@ func isGroup(name string) bool {
 // narrow picks the shape of element name at path (the names of its ancestors, root first) among those that
 // translate's one description covers. write selects the shape of a request body.
 func narrow(path []string, name string, e translate.Element, write bool) translate.Element {
-	parent := ""
-	if len(path) > 0 {
-		parent = path[len(path)-1]
-	}
-	kinds := recordRoots()
 	switch {
-	case slices.Contains(kinds, name) && parent == "":
+	case slices.Contains(recordRoots(), name):
+		return narrowRecord(e, parentOf(path))
+	case name == "field":
+		return narrowField(path, e, write)
+	case name == "view":
+		return narrowView(e, parentOf(path))
+	}
+	return e
+}
+
+// parentOf is the parent of the element at path: its last name, "" at the root.
+func parentOf(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	return path[len(path)-1]
+}
+
+// narrowRecord picks the shape of a record's root element under parent.
+func narrowRecord(e translate.Element, parent string) translate.Element {
+	switch {
+	case parent == "":
 		// A record read or write: <fields> only.
 		e.Children = []string{"fields"}
-	case slices.Contains(kinds, name) && e.Known && len(e.Children) > 0:
+	case e.Known && len(e.Children) > 0:
 		// A record summary; relationship_type only in a group of related items.
 		e.Children = without(e.Children, "fields")
 		if !isGroup(parent) {
 			e.Children = without(e.Children, "relationship_type")
 		}
-	case name == "field" && e.Variant != nil && strings.HasSuffix(path[0], "_fields"):
-		// A field definition of a field list.
-		e = *e.Variant
-	case name == "view" && parent == "views":
-		// An item of the view list.
-		e.Children = without(e.Children, kinds...)
-		e.Arrays, e.Always = nil, nil
-	case name == "view" && parent == "":
-		// View contents: summaries only.
-		e.Children = slices.DeleteFunc(slices.Clone(e.Children), func(c string) bool { return !slices.Contains(kinds, c) })
 	}
-	if write && name == "field" {
+	return e
+}
+
+// narrowField picks the shape of a <field> at path: a definition in a field list, a name and value to write.
+func narrowField(path []string, e translate.Element, write bool) translate.Element {
+	if e.Variant != nil && strings.HasSuffix(path[0], "_fields") {
+		e = *e.Variant
+	}
+	if write {
 		e.Children = []string{"name", "value"}
+	}
+	return e
+}
+
+// narrowView picks the shape of a <view> under parent: an item of the view list, or a view's contents.
+func narrowView(e translate.Element, parent string) translate.Element {
+	switch parent {
+	case "views":
+		// An item of the view list.
+		e.Children = without(e.Children, recordRoots()...)
+		e.Arrays, e.Always = nil, nil
+	case "":
+		// View contents: summaries only.
+		kinds := recordRoots()
+		e.Children = slices.DeleteFunc(slices.Clone(e.Children), func(c string) bool { return !slices.Contains(kinds, c) })
 	}
 	return e
 }
@@ -84,10 +113,7 @@ func mayBeEmpty(parent, name string) bool {
 
 // elementSchema is the schema of element name at path.
 func elementSchema(path []string, name string, write bool) obj {
-	parent := ""
-	if len(path) > 0 {
-		parent = path[len(path)-1]
-	}
+	parent := parentOf(path)
 	e := narrow(path, name, translate.Describe(parent, name), write)
 	if write && name == "value" && parent == "field" {
 		// JSON numbers and booleans are written as their literal text (docs/json.md, JSON to XML).
@@ -97,8 +123,18 @@ func elementSchema(path []string, name string, write bool) obj {
 	if len(e.Children) == 0 && len(e.Attrs) == 0 {
 		return text
 	}
+	s := objectSchema(path, name, e, text, write)
+	if e.Container {
+		return s
+	}
+	// An element with attributes or children that may come as text alone.
+	return o("anyOf", []any{text, s})
+}
+
+// objectSchema is the schema of element name at path as a JSON object: its attributes, its text (beside
+// attributes) and its children.
+func objectSchema(path []string, name string, e translate.Element, text obj, write bool) obj {
 	props := obj{}
-	var required []string
 	for _, a := range e.Attrs {
 		t := "string"
 		if slices.Contains(e.IntAttrs, a) {
@@ -110,35 +146,38 @@ func elementSchema(path []string, name string, write bool) obj {
 		// Text beside attributes; with child elements instead (a multiple picklist value) it is absent.
 		props.set("#text", append(slices.Clone(text), member{"xml", o("x-text", true)}))
 	}
+	var required []string
 	sub := append(slices.Clone(path), name)
 	for _, c := range e.Children {
-		if c == name && parent == name {
+		if c == name && parentOf(path) == name {
 			continue // <value> in <value> in <value>: the interface nests a value once only
 		}
-		cs := elementSchema(sub, c, write)
-		if slices.Contains(e.Arrays, c) {
-			item := append(cs, member{"xml", o("name", c)})
-			cs = o("type", "array", "items", item)
-			if write {
-				// A request may give a list of one as the item alone (docs/json.md, JSON to XML).
-				cs = o("anyOf", []any{cs, item})
-			}
-			if slices.Contains(e.Always, c) {
-				required = append(required, c)
-			}
+		props.set(c, childSchema(sub, c, e, write))
+		if slices.Contains(e.Arrays, c) && slices.Contains(e.Always, c) {
+			required = append(required, c)
 		}
-		props.set(c, cs)
 	}
 	s := o("type", "object", "properties", props)
 	if len(required) > 0 {
 		s.set("required", required)
 	}
 	s.set("additionalProperties", false)
-	if e.Container {
-		return s
+	return s
+}
+
+// childSchema is the schema of child c of element e at path sub: an array of c when e holds a list of them.
+func childSchema(sub []string, c string, e translate.Element, write bool) obj {
+	cs := elementSchema(sub, c, write)
+	if !slices.Contains(e.Arrays, c) {
+		return cs
 	}
-	// An element with attributes or children that may come as text alone.
-	return o("anyOf", []any{text, s})
+	item := append(cs, member{"xml", o("name", c)})
+	list := o("type", "array", "items", item)
+	if write {
+		// A request may give a list of one as the item alone (docs/json.md, JSON to XML).
+		return o("anyOf", []any{list, item})
+	}
+	return list
 }
 
 // textSchema is the schema of the text of element name: an integer of the interface, or a string.

@@ -146,37 +146,67 @@ func replace(s obj, refs map[string]obj, root bool) obj {
 // component root): record summaries and relationship items by their kind, timestamps as one, and the parts
 // of records, field lists and write bodies after what they are part of.
 func suggest(root, name, parent string) string {
-	part := "record"
+	if slices.Contains(recordRoots(), name) {
+		if isGroup(parent) {
+			return name + "_relationship"
+		}
+		return name + "_summary"
+	}
+	if shared, ok := sharedNames[name]; ok {
+		return shared
+	}
+	switch name {
+	case "fields", "field":
+		return partOf(root) + "_" + name
+	case "value":
+		return valueName(root, parent)
+	}
+	return qualified(parent, name)
+}
+
+// sharedNames are the names of the schemas of elements that are the same wherever they occur.
+var sharedNames = map[string]string{
+	"created_time":      "timestamp",
+	"last_updated_time": "timestamp",
+	"activity_time":     "timestamp",
+	"option":            "picklist_option",
+	"picklist_options":  "picklist_options",
+	"old_value":         "history_value",
+	"new_value":         "history_value",
+	"sort":              "integer_or_empty",
+	"max_size":          "integer_or_empty",
+}
+
+// partOf names what the schemas of component root are part of: a field list's definitions, a write body,
+// history items, or a record.
+func partOf(root string) string {
 	switch {
 	case strings.HasSuffix(root, "_fields"):
-		part = "definition"
+		return "definition"
 	case strings.HasSuffix(root, "_write"):
-		part = "write"
+		return "write"
 	case strings.HasPrefix(root, "history"):
-		part = "history"
+		return "history"
 	}
-	switch {
-	case slices.Contains(recordRoots(), name) && isGroup(parent):
-		return name + "_relationship"
-	case slices.Contains(recordRoots(), name):
-		return name + "_summary"
-	case name == "created_time" || name == "last_updated_time" || name == "activity_time":
-		return "timestamp"
-	case name == "fields" || name == "field":
-		return part + "_" + name
-	case name == "value" && parent == "value":
-		return part + "_picklist_value"
-	case name == "value" && parent == "field":
-		return part + "_value"
-	case name == "value" && (parent == "old_value" || parent == "new_value"):
+	return "record"
+}
+
+// valueName names the schema of a <value> under parent: a picklist value, a field's value, or the picklist
+// value of a history item.
+func valueName(root, parent string) string {
+	switch parent {
+	case "value":
+		return partOf(root) + "_picklist_value"
+	case "field":
+		return partOf(root) + "_value"
+	case "old_value", "new_value":
 		return "history_picklist_value"
-	case name == "option" || name == "picklist_options":
-		return "picklist_" + strings.TrimPrefix(name, "picklist_")
-	case name == "old_value" || name == "new_value":
-		return "history_value"
-	case name == "sort" || name == "max_size":
-		return "integer_or_empty"
 	}
+	return qualified(parent, "value")
+}
+
+// qualified is name under parent, or name at the root.
+func qualified(parent, name string) string {
 	if parent != "" {
 		return parent + "_" + name
 	}

@@ -98,95 +98,112 @@ var (
 // segments, resolves "..", keeps a trailing slash, and re-escapes; the query is split on '&', each parameter
 // decoded and re-escaped, and the parameters sorted.
 func Parse(raw []byte) (Route, error) {
-	s := string(raw)
+	p, q, err := splitTarget(string(raw))
+	if err != nil {
+		return Route{}, err
+	}
+	query, err := normQuery(q)
+	if err != nil {
+		return Route{}, err
+	}
+	path, segs, err := normPath(p)
+	if err != nil {
+		return Route{}, err
+	}
+	// Escaping can grow a target; the limits hold for the normalised form too, so it always parses again.
+	if len(path) > MaxPath || len(query) > MaxQuery {
+		return Route{}, ErrTooLong
+	}
+	r := Route{Path: path, Query: query}
+	classify(&r, segs)
+	return r, nil
+}
+
+// splitTarget splits a raw target into its path and query, without the fragment or the scheme and host of
+// the absolute form, and checks the limits of both and that the path is absolute.
+func splitTarget(s string) (path, query string, err error) {
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
 	}
 	if rest, ok := cutScheme(s); ok {
 		s = rest
 	}
-	p, q, _ := strings.Cut(s, "?")
-	if len(p) > MaxPath {
-		return Route{}, ErrTooLong
+	path, query, _ = strings.Cut(s, "?")
+	if len(path) > MaxPath || len(query) > MaxQuery {
+		return "", "", ErrTooLong
 	}
-	if len(q) > MaxQuery {
-		return Route{}, ErrTooLong
+	if path == "" || path[0] != '/' {
+		return "", "", ErrBadPath
 	}
-	if p == "" || p[0] != '/' {
-		return Route{}, ErrBadPath
-	}
-	query, err := normQuery(q)
-	if err != nil {
-		return Route{}, err
-	}
-	r := Route{Query: query}
-	var segs []string
+	return path, query, nil
+}
+
+// normPath normalises p, which starts with '/': it returns the normal form, escaped, and the decoded
+// segments.
+func normPath(p string) (string, []string, error) {
 	if plainPath(p) {
 		// Already normal: the segments are the path's own substrings and the path is kept as it is.
-		segs = make([]string, 0, 8)
+		segs := make([]string, 0, 8)
 		for seg := range strings.SplitSeq(p[1:], "/") {
 			if seg != "" {
 				segs = append(segs, seg)
 			}
 		}
 		if len(segs) > MaxSegments {
-			return Route{}, ErrTooLong
+			return "", nil, ErrTooLong
 		}
-		r.Path = p
-	} else {
-		var trailing bool
-		segs, trailing, err = segments(p)
-		if err != nil {
-			return Route{}, err
-		}
-		var b strings.Builder
-		for _, seg := range segs {
-			b.WriteByte('/')
-			b.WriteString(url.PathEscape(seg))
-		}
-		if trailing || len(segs) == 0 {
-			b.WriteByte('/')
-		}
-		r.Path = b.String()
+		return p, segs, nil
 	}
-	// Escaping can grow a target; the limits hold for the normalised form too, so it always parses again.
-	if len(r.Path) > MaxPath || len(r.Query) > MaxQuery {
-		return Route{}, ErrTooLong
+	segs, trailing, err := segments(p)
+	if err != nil {
+		return "", nil, err
 	}
-	classify(&r, segs)
-	return r, nil
+	return joinPath(segs, trailing), segs, nil
 }
 
-// plainPath reports whether p is already in normal form: only characters url.PathEscape leaves alone, no
-// empty, "." or ".." segment (a single trailing slash aside).
-func plainPath(p string) bool {
-	if p == "/" {
-		return true
+// joinPath is the escaped path of decoded segments, with a trailing slash when the path names a directory
+// (or has no segment: the root).
+func joinPath(segs []string, trailing bool) string {
+	var b strings.Builder
+	for _, seg := range segs {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(seg))
 	}
-	prevSlash := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
+	if trailing || len(segs) == 0 {
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+// pathSafe holds the bytes url.PathEscape leaves alone in a segment.
+var pathSafe = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte("-_.~$&+:=@", byte(c)) >= 0
+	}
+	return t
+}()
+
+// plainPath reports whether p, which starts with '/', is already in normal form: only characters
+// url.PathEscape leaves alone, no empty, "." or ".." segment (a single trailing slash aside).
+func plainPath(p string) bool {
+	start := 1 // of the segment being read
+	for i := 1; i < len(p); i++ {
+		switch c := p[i]; {
 		case c == '/':
-			if prevSlash && i > 0 {
+			if i == start || dotSegment(p[start:i]) {
 				return false
 			}
-			prevSlash = true
-			continue
-		case c == '.':
-			// "." or ".." as a whole segment.
-			if prevSlash && (i+1 == len(p) || p[i+1] == '/' || p[i+1] == '.' && (i+2 == len(p) || p[i+2] == '/')) {
-				return false
-			}
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("-_~$&+:=@", c) >= 0:
-		default:
+			start = i + 1
+		case !pathSafe[c]:
 			return false
 		}
-		prevSlash = false
 	}
-	return true
+	return !dotSegment(p[start:]) // the last segment may be empty: a trailing slash
 }
+
+// dotSegment reports whether seg is "." or "..".
+func dotSegment(seg string) bool { return seg == "." || seg == ".." }
 
 // cutScheme strips "http://host" or "https://host" from an absolute-form target.
 func cutScheme(s string) (string, bool) {
@@ -205,46 +222,49 @@ func cutScheme(s string) (string, bool) {
 	return s, false
 }
 
+// segments decodes the segments of p, which starts with '/', drops the empty and "." ones and resolves ".."
+// (never above the root). trailing reports whether the path names a directory: its last segment is empty,
+// "." or "..", and a segment is left.
 func segments(p string) (segs []string, trailing bool, err error) {
 	segs = make([]string, 0, 8)
-	rest := p[1:]
-	for more := true; more; {
-		var part string
-		part, rest, more = strings.Cut(rest, "/")
-		last := !more
-		if part == "" {
-			if last && len(segs) > 0 {
-				trailing = true
-			}
-			continue
-		}
-		seg, err := url.PathUnescape(part)
+	dir := false
+	for part := range strings.SplitSeq(p[1:], "/") {
+		seg, err := decodeSegment(part)
 		if err != nil {
-			return nil, false, ErrBadPath
+			return nil, false, err
 		}
-		for j := 0; j < len(seg); j++ {
-			if c := seg[j]; c == '/' || c < 0x20 || c == 0x7f {
-				return nil, false, ErrBadPath
-			}
-		}
-		trailing = false
 		switch seg {
-		case ".":
-			trailing = last && len(segs) > 0
-			continue
+		case "", ".":
+			dir = true
 		case "..":
 			if len(segs) > 0 {
 				segs = segs[:len(segs)-1]
 			}
-			trailing = last && len(segs) > 0
-			continue
+			dir = true
+		default:
+			if len(segs) == MaxSegments {
+				return nil, false, ErrTooLong
+			}
+			segs = append(segs, seg)
+			dir = false
 		}
-		if len(segs) == MaxSegments {
-			return nil, false, ErrTooLong
-		}
-		segs = append(segs, seg)
 	}
-	return segs, trailing, nil
+	return segs, dir && len(segs) > 0, nil
+}
+
+// decodeSegment percent-decodes one segment; a segment that decodes to a '/' or a control character is
+// malformed.
+func decodeSegment(part string) (string, error) {
+	seg, err := url.PathUnescape(part)
+	if err != nil {
+		return "", ErrBadPath
+	}
+	for i := 0; i < len(seg); i++ {
+		if c := seg[i]; c == '/' || c < 0x20 || c == 0x7f {
+			return "", ErrBadPath
+		}
+	}
+	return seg, nil
 }
 
 func normQuery(q string) (string, error) {
@@ -281,6 +301,64 @@ func normQuery(q string) (string, error) {
 	return strings.Join(params, "&"), nil
 }
 
+// shapes are the paths of the endpoints after the key, by their number of segments: "{...}" stands for any
+// segment, and the first shape a path matches gives its class.
+var shapes = byLength([]shape{
+	{"rate_throttle_status", Throttle},
+	{"object", Object},
+	{"user", Users},
+	{"user/{id}", User},
+	{"{segment}", Collection},
+	{"{segment}/field", Fields},
+	{"{segment}/view", Views},
+	{"{segment}/search", Search},
+	{"{segment}/view/{id}", View},
+	{"{segment}/view/{id}/search", ViewSearch},
+	{"{segment}/{id}", Record},
+	{"{segment}/{id}/related", Related},
+	{"{segment}/{id}/fieldhistory/{field_id}", History},
+})
+
+// shape is a path of the interface after the key, as docs/api.md writes it, and the class it gives.
+type shape struct {
+	pattern string
+	class   Class
+}
+
+// compiledShape is a shape split into its segments, "" for any segment.
+type compiledShape struct {
+	segs  []string
+	class Class
+}
+
+// byLength groups shapes by their number of segments, keeping their order.
+func byLength(list []shape) [][]compiledShape {
+	var t [][]compiledShape
+	for _, s := range list {
+		segs := strings.Split(s.pattern, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				segs[i] = ""
+			}
+		}
+		for len(t) <= len(segs) {
+			t = append(t, nil)
+		}
+		t[len(segs)] = append(t[len(segs)], compiledShape{segs, s.class})
+	}
+	return t
+}
+
+// matches reports whether segs, of the shape's length, have the shape.
+func (s *compiledShape) matches(segs []string) bool {
+	for i, want := range s.segs {
+		if want != "" && want != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func classify(r *Route, segs []string) {
 	r.Class = Unknown
 	if len(segs) < 2 {
@@ -291,36 +369,20 @@ func classify(r *Route, segs []string) {
 		return
 	}
 	r.Version, r.APIKey, r.Segments = v, segs[1], segs[2:]
-	rest := r.Segments
-	switch {
-	case len(rest) == 0:
-	case len(rest) == 1 && rest[0] == "rate_throttle_status":
-		r.Class = Throttle
-	case len(rest) == 1 && rest[0] == "object":
-		r.Class = Object
-	case rest[0] == "user" && len(rest) == 1:
-		r.Class = Users
-	case rest[0] == "user" && len(rest) == 2:
-		r.Class = User
-	case len(rest) == 1:
-		r.Class = Collection
-	case len(rest) == 2 && rest[1] == "field":
-		r.Class = Fields
-	case len(rest) == 2 && rest[1] == "view":
-		r.Class = Views
-	case len(rest) == 2 && rest[1] == "search":
-		r.Class = Search
-	case len(rest) == 3 && rest[1] == "view":
-		r.Class = View
-	case len(rest) == 4 && rest[1] == "view" && rest[3] == "search":
-		r.Class = ViewSearch
-	case len(rest) == 2:
-		r.Class = Record
-	case len(rest) == 3 && rest[2] == "related":
-		r.Class = Related
-	case len(rest) == 4 && rest[2] == "fieldhistory":
-		r.Class = History
+	r.Class = classOf(r.Segments)
+}
+
+// classOf is the class of the segments after the key: that of the first shape they match.
+func classOf(rest []string) Class {
+	if len(rest) >= len(shapes) {
+		return Unknown
 	}
+	for i := range shapes[len(rest)] {
+		if s := &shapes[len(rest)][i]; s.matches(rest) {
+			return s.class
+		}
+	}
+	return Unknown
 }
 
 // version reads "api" (1) or "api{N}" (N, 1..999).

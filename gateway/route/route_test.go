@@ -92,6 +92,35 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestClassifyFirstShapeWins pins the class of paths that more than one endpoint's shape could describe, or
+// none: the first shape of the interface's list that matches wins, and a path of no shape is Unknown.
+func TestClassifyFirstShapeWins(t *testing.T) {
+	for raw, want := range map[string]Class{
+		"/api2/k":                         Unknown,
+		"/api2/k/user/view":               User,
+		"/api2/k/user/search":             User,
+		"/api2/k/user/1/related":          Related,
+		"/api2/k/object/1":                Record,
+		"/api2/k/rate_throttle_status/1":  Record,
+		"/api2/k/search/view":             Views,
+		"/api2/k/re/view/search":          View,
+		"/api2/k/re/view/1/x":             Unknown,
+		"/api2/k/re/field/1":              Unknown,
+		"/api2/k/re/1/fieldhistory":       Unknown,
+		"/api2/k/re/view/fieldhistory/1":  History,
+		"/api2/k/re/1/fieldhistory/1/x":   Unknown,
+		"/api2/k/%7Bsegment%7D/%7Bid%7D/": Record,
+	} {
+		r, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", raw, err)
+		}
+		if r.Class != want {
+			t.Errorf("Parse(%q).Class = %q, want %q", raw, r.Class, want)
+		}
+	}
+}
+
 // FuzzParse checks that Parse never panics and that its output is a fixed point: parsing the normalised
 // target again gives the same route (one form for routing, keying and forwarding).
 func FuzzParse(f *testing.F) {
@@ -150,5 +179,25 @@ func TestBase(t *testing.T) {
 		if got := r.Base(); got != want {
 			t.Errorf("Parse(%q).Base() = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// BenchmarkParse measures Parse on the targets the gateway sees most: a plain path (the fast path that keeps
+// the path as it is), a path that needs normalising, and a search with a query to decode and sort.
+func BenchmarkParse(b *testing.B) {
+	for _, tc := range []struct{ name, raw string }{
+		{"plain", "/api2/demo/re/1"},
+		{"normalise", "/api2/./demo//x/../re/a%40b/"},
+		{"query", "/api2/demo/re/search?field_103=1&created_by=5"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			raw := []byte(tc.raw)
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := Parse(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
