@@ -36,6 +36,7 @@ type Config struct {
 	Core      Core
 	RateLimit RateLimit
 	CORS      CORS
+	Tracing   Tracing
 
 	// Warnings are things Load ignored but an operator may want to see (unknown REQGATE_* variables);
 	// cmd/reqgate logs them.
@@ -166,6 +167,13 @@ type CORS struct {
 	AllowedOrigins []string // exact origins ("https://app.example.com") or "*"; default none
 }
 
+// Tracing configures OpenTelemetry tracing: spans exported over OTLP/HTTP, off while Endpoint is empty.
+type Tracing struct {
+	Endpoint    string  // OTLP/HTTP base URL of a collector (http://collector:4318); default "" (off)
+	SampleRatio float64 // share of new traces recorded, 0..1; a caller's sampled flag is followed; default 1
+	ServiceName string  // service.name resource attribute; default "" = reqgate-<role>
+}
+
 // Default returns the complete default configuration of a role. An unknown role gets the serve defaults
 // (Validate refuses the role).
 func Default(role string) *Config {
@@ -216,6 +224,7 @@ func Default(role string) *Config {
 			LocalReplicas: 1,
 			MaxHeld:       256,
 		},
+		Tracing: Tracing{SampleRatio: 1},
 	}
 }
 
