@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/reqgate/reqgate/cache"
@@ -46,6 +47,7 @@ type Gateway struct {
 	scopeUser   bool
 	corsOrigins map[string]bool
 	proxies     []netip.Prefix // trusted proxy networks
+	tracer      trace.Tracer   // nil: tracing off
 
 	upstreamCalls atomic.Uint64
 }
@@ -80,6 +82,7 @@ func New(opt Options) (*Gateway, error) {
 		proxies:   proxies,
 		budget:    bodyBudget{max: opt.BodyBudget},
 		routes:    newRoutes(),
+		tracer:    opt.Tracer,
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
@@ -64,6 +65,8 @@ type state struct {
 	upstream    time.Duration
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
+	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
+	tctx        context.Context // the context of the current span, the parent of the next one
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -108,6 +111,9 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x := exchanges.Get().(*exchange)
 	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
 	x.extra = x.extraBuf[:0]
+	if g.tracer != nil {
+		g.startTrace(x)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
@@ -152,13 +158,17 @@ func (g *Gateway) finish(x *exchange) {
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
+	traceID := ""
+	if x.span != nil {
+		traceID = g.endTrace(x, methodName(ctx.Method()), status)
+	}
 	if g.opt.AccessLog == nil && !g.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	e := accesslog.Entry{
 		RequestID: x.reqID, Method: methodName(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
 		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
-		Upstream: x.upstream, Duration: elapsed,
+		Upstream: x.upstream, Duration: elapsed, TraceID: traceID,
 	}
 	if g.opt.AccessLog != nil {
 		_ = g.opt.AccessLog.Log(end, &e)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/accesslog"
 )
@@ -95,6 +96,9 @@ type Options struct {
 	// AccessLog, when set, writes the access log instead of Logger: the same lines, encoded in a fifth of
 	// slog's time (see package accesslog). The caller sets it only when Logger's level lets Info through.
 	AccessLog *accesslog.Logger
+	// Tracer, when set, traces every request (tracing.go): a server span that continues the caller's W3C
+	// traceparent, child spans for the stages, and the traceparent sent to the core. Nil: no tracing, at no cost.
+	Tracer trace.Tracer
 	// Now is the clock of the cache and the credential store. Nil: time.Now.
 	Now       func() time.Time
 	wallClock bool // Now was nil: the server's own reading of the clock at each request stands in for it

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/route"
@@ -123,6 +124,7 @@ func (g *Gateway) auth(x *exchange) bool {
 	if x.rt.APIKey == "" {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.auth", trace.SpanKindInternal))
 	if x.rt.Cacheable() && x.ctx.IsGet() {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
@@ -139,6 +141,7 @@ func (g *Gateway) limit(x *exchange) bool {
 	if g.limiter == nil || x.rt.APIKey == "" || g.throttleStatusRequest(x) {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.limit", trace.SpanKindInternal))
 	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user}
 	if !x.ipCharged {
 		r.IP = x.clientIP()
@@ -151,6 +154,7 @@ func (g *Gateway) body(x *exchange) bool {
 	if x.rt.APIKey == "" || !x.ctx.IsPost() && !x.ctx.IsPut() {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.body", trace.SpanKindInternal))
 	return g.readBody(x) && g.translateRequest(x)
 }
 

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
 )
@@ -81,7 +82,7 @@ func (g *Gateway) read(x *exchange) {
 	g.coreAnswered(x, f.entry.Status)
 	e := f.entry
 	if x.json {
-		je, err := jsonEntry(e)
+		je, err := g.translateEntry(x, e)
 		if err != nil {
 			g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
 			g.respondError(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
@@ -100,6 +101,7 @@ func (g *Gateway) read(x *exchange) {
 // lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
 // translated (and stored as JSON, so the next JSON hit costs nothing).
 func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
+	defer x.endSpan(g.startSpan(x, "gateway.cache", trace.SpanKindInternal))
 	if !x.json {
 		return g.cache.GetAt(xmlKey(), x.now)
 	}
@@ -110,7 +112,7 @@ func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cac
 	if !ok {
 		return l, false
 	}
-	je, err := jsonEntry(l.Entry)
+	je, err := g.translateEntry(x, l.Entry)
 	if err != nil {
 		return cache.Lookup{}, false
 	}
@@ -137,7 +139,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	g.prepare(x, req)
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	took, err := g.roundTrip(req, resp)
+	took, err := g.roundTrip(x, req, resp)
 	if err != nil {
 		return &fetched{err: err, took: took}
 	}
