@@ -52,8 +52,12 @@ type spanScope struct {
 }
 
 // startTrace begins the request's server span, the child of the caller's traceparent when it sent a valid
-// one. Its name gets the method and route class in endTrace, once the route is known.
+// one. Its name gets the method and route class in endTrace, once the route is known. The probes /healthz and
+// /readyz are not traced: their spans would bury the requests' ones.
 func (g *Gateway) startTrace(x *exchange) {
+	if p := x.ctx.Path(); string(p) == "/healthz" || string(p) == "/readyz" {
+		return
+	}
 	parent := propagator.Extract(context.Background(), headerCarrier{&x.ctx.Request.Header})
 	x.tctx, x.span = g.tracer.Start(parent, "gateway", trace.WithSpanKind(trace.SpanKindServer))
 }

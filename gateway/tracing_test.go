@@ -178,6 +178,16 @@ func TestTracedRequests(t *testing.T) {
 			checkTrace(t, spans, core, logLine, tc.wantSpans, tc.traceID, callerSpan)
 		})
 	}
+	// The probes are not traced.
+	exp.Reset()
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if res := do(t, http.MethodGet, traced.URL+path, "", "", "", "traceparent: "+sampled); res.Status != http.StatusOK {
+			t.Fatalf("%s: status %d", path, res.Status)
+		}
+	}
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Errorf("the probes made %d spans", n)
+	}
 }
 
 // checkUnsampled checks a request whose caller said not to sample: no span, yet the core still gets the

@@ -114,6 +114,11 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 	if err != nil {
 		return err
 	}
+	tr, err := startTracing(cfg, log)
+	if err != nil {
+		lns.close()
+		return err
+	}
 	errc := make(chan error, 4)
 	var parts []part // in shutdown order
 	stopAll := func() error {
@@ -123,7 +128,8 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		for _, p := range parts {
 			err = errors.Join(err, p.shutdown(sctx))
 		}
-		return err
+		// Last, so the spans of the requests that finished during the shutdown are exported too.
+		return errors.Join(err, tr.shutdown(sctx))
 	}
 	// fail stops what started, closes the listeners no server took over, and returns err; a start cut short by
 	// a signal is a clean stop.
@@ -150,12 +156,12 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 	)
 	switch cfg.Role {
 	case config.RoleCore:
-		core = startCore(cfg, log, lns.public, errc)
+		core = startCore(cfg, log, lns.public, tr, errc)
 		lns.public = nil
 		parts = append(parts, core)
 		publicURL = "http://" + core.addr
 	case config.RoleGateway:
-		g, err := startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, errc)
+		g, err := startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, tr, errc)
 		if err != nil {
 			return fail(err)
 		}
@@ -163,10 +169,10 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 		parts = append(parts, g)
 		publicURL = "http://" + g.addr
 	case config.RoleServe:
-		core = startCore(cfg, log, lns.core, errc)
+		core = startCore(cfg, log, lns.core, tr, errc)
 		lns.core = nil
 		parts = append(parts, core)
-		g, err := startGateway(cfg, log, access, lns.public, "http://"+core.addr, errc)
+		g, err := startGateway(cfg, log, access, lns.public, "http://"+core.addr, tr, errc)
 		if err != nil {
 			return fail(err)
 		}
