@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -227,5 +229,77 @@ func checkServeTrace(t *testing.T, spans []*tracepb.Span, callerTrace, callerSpa
 		case strings.HasPrefix(s.GetName(), "store.") && (parent == nil || parent.GetName() != "core GET"):
 			t.Errorf("%s not under the core's span", s.GetName())
 		}
+	}
+}
+
+// TestCoreRequestLogTraceID runs `reqgate core` traced: its request line names the caller's trace and its
+// server span is the child of the caller's span, with the store calls below it. Without a traceparent of its
+// caller's, the line names the core's own new trace.
+func TestCoreRequestLogTraceID(t *testing.T) {
+	accounts := filepath.Join(t.TempDir(), "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(crashAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recv := startReceiver(t)
+	listen := freeAddr(t)
+	p := start(t, "core", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "c.db"),
+		"--accounts", accounts, "--set", "tracing.endpoint="+recv.URL)
+	waitReady(t, p, "http://"+listen+"/readyz")
+	const caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for i, tp := range []string{caller, ""} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/crash/user", nil)
+		req.SetBasicAuth("writer", "writer")
+		req.Header.Set("X-Request-Id", fmt.Sprintf("core-%d", i))
+		if tp != "" {
+			req.Header.Set("Traceparent", tp)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	stop(t, p)
+	ids := map[string]string{}
+	for l := range strings.SplitSeq(p.stdout.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] == "request" && rec["part"] == "core" {
+			id, _ := rec["request_id"].(string)
+			ids[id], _ = rec["trace_id"].(string)
+		}
+	}
+	if ids["core-0"] != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("request line of the traced call has trace_id %q, want the caller's", ids["core-0"])
+	}
+	if len(ids["core-1"]) != 32 || ids["core-1"] == ids["core-0"] {
+		t.Errorf("request line of the untraced call has trace_id %q, want a new trace", ids["core-1"])
+	}
+	spans, services := recv.received()
+	var server *tracepb.Span
+	stores := 0
+	for _, s := range spans {
+		if s.GetName() == "core GET" && hex.EncodeToString(s.GetTraceId()) == ids["core-0"] {
+			server = s
+		}
+	}
+	if server == nil {
+		t.Fatalf("no core server span in the caller's trace among %d spans", len(spans))
+	}
+	if got := hex.EncodeToString(server.GetParentSpanId()); got != "00f067aa0ba902b7" {
+		t.Errorf("core span under %s, want the caller's span", got)
+	}
+	for _, s := range spans {
+		if strings.HasPrefix(s.GetName(), "store.") && string(s.GetParentSpanId()) == string(server.GetSpanId()) {
+			stores++
+		}
+	}
+	if stores == 0 {
+		t.Error("no store span under the core's span")
+	}
+	if len(services) == 0 || services[0] != "reqgate-core" {
+		t.Errorf("service.name %q, want reqgate-core", services)
 	}
 }
