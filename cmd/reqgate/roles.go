@@ -114,11 +114,7 @@ func runRole(ctx context.Context, cfg *config.Config, log *slog.Logger, access *
 	if err != nil {
 		return err
 	}
-	tr, err := startTracing(cfg, log)
-	if err != nil {
-		lns.close()
-		return err
-	}
+	tr := startTracing(cfg, log)
 	errc := make(chan error, 4)
 	var parts []part // in shutdown order
 	stopAll := func() error {
