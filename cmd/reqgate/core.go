@@ -28,7 +28,7 @@ type coreNode struct {
 	api  atomic.Pointer[api.Server] // nil while starting
 
 	mu    sync.Mutex
-	store core.Store // measured (storemetrics); nil until open has opened it
+	store core.Store // measured (storemetrics), traced when tracing is on; nil until open has opened it
 	raw   core.Store // the store itself, for what it offers beyond core.Store
 	demo  bool       // the demo account was provisioned at this start
 
