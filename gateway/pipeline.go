@@ -124,7 +124,7 @@ func (g *Gateway) auth(x *exchange) bool {
 	if x.rt.APIKey == "" {
 		return true
 	}
-	defer x.endSpan(g.startSpan(x, "gateway.auth", trace.SpanKindInternal))
+	span := g.startSpan(x, "gateway.auth", trace.SpanKindInternal) // ended without defer: this is every hit's path
 	if x.rt.Cacheable() && x.ctx.IsGet() {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
@@ -132,7 +132,9 @@ func (g *Gateway) auth(x *exchange) bool {
 		x.addHeader("Vary", "Accept")
 	}
 	x.cred, x.verified = g.creds.checkOn(x.ctx.Conn(), x.hdr.authorization, x.rt.APIKey, x.now)
-	return x.verified || g.authenticate(x, x.hdr.authorization)
+	ok := x.verified || g.authenticate(x, x.hdr.authorization)
+	x.endSpan(span)
+	return ok
 }
 
 // limit charges a proved caller to the rate policies (the ip ones only when verification did not already).

@@ -120,7 +120,14 @@ func (g *Gateway) fetchedJSON(x *exchange, f *fetched, jsonKey string) *cache.En
 // lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
 // translated (and stored as JSON, so the next JSON hit costs nothing).
 func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
-	defer x.endSpan(g.startSpan(x, "gateway.cache", trace.SpanKindInternal))
+	span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
+	l, ok := g.lookupEntry(x, xmlKey, jsonKey)
+	x.endSpan(span)
+	return l, ok
+}
+
+// lookupEntry is lookup without its span: the defer that would end it is not worth its cost on every hit.
+func (g *Gateway) lookupEntry(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
 	if !x.json {
 		return g.cache.GetAt(xmlKey(), x.now)
 	}
