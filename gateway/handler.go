@@ -67,6 +67,7 @@ type state struct {
 	extraBuf    [4]cache.Header
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
 	tctx        context.Context // the context of the current span, the parent of the next one
+	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -158,12 +159,16 @@ func (g *Gateway) finish(x *exchange) {
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
-	traceID := ""
+	var sc trace.SpanContext
 	if x.span != nil {
-		traceID = g.endTrace(x, methodName(ctx.Method()), status)
+		sc = g.endTrace(x, methodName(ctx.Method()), status)
 	}
 	if g.opt.AccessLog == nil && !g.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
+	}
+	traceID := ""
+	if sc.IsValid() {
+		traceID = sc.TraceID().String()
 	}
 	e := accesslog.Entry{
 		RequestID: x.reqID, Method: methodName(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),

@@ -21,7 +21,8 @@ import (
 // BenchmarkHandlerHit runs the gateway's handler on a cache hit without the network, to show the gateway's
 // own cost per hit (route parsing, credential check, cache lookup, metrics), for XML, for the cached JSON
 // form (Accept: application/json), for XML with the defaults of a deployment (access log, a rate policy), and
-// for XML traced (every request sampled; the spans batched to an exporter that drops them).
+// for XML traced (every request sampled; the spans batched to an exporter that drops them) and traced at ratio 0
+// (every request a trace that is not recorded, the share a low tracing.sample_ratio leaves).
 func BenchmarkHandlerHit(b *testing.B) {
 	c := coretest.Start(b, coretest.Options{})
 	plain := startGateway(b, cachedOptions(c))
@@ -41,6 +42,11 @@ func BenchmarkHandlerHit(b *testing.B) {
 	opt = cachedOptions(c)
 	opt.Tracer = tp.Tracer("bench")
 	traced := startGateway(b, opt)
+	tpNever := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0))))
+	b.Cleanup(func() { _ = tpNever.Shutdown(context.Background()) })
+	opt.Tracer = tpNever.Tracer("bench")
+	unsampled := startGateway(b, opt)
 	for _, tc := range []struct {
 		name, accept string
 		gw           *testGateway
@@ -49,6 +55,7 @@ func BenchmarkHandlerHit(b *testing.B) {
 		{"json", "application/json", plain},
 		{"defaults", "", defaults},
 		{"traced", "", traced},
+		{"unsampled", "", unsampled},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			gw, accept := tc.gw, tc.accept

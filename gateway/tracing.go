@@ -60,14 +60,14 @@ func (g *Gateway) startTrace(x *exchange) {
 	}
 	parent := propagator.Extract(context.Background(), headerCarrier{&x.ctx.Request.Header})
 	x.tctx, x.span = g.tracer.Start(parent, "gateway", trace.WithSpanKind(trace.SpanKindServer))
+	x.recording = x.span.IsRecording()
 }
 
-// endTrace ends the server span with what the access log records, and returns the trace id for it ("" when
-// the span has none).
-func (g *Gateway) endTrace(x *exchange, method string, status int) string {
+// endTrace ends the server span with what the access log records, and returns its span context (for the trace
+// id of the access log).
+func (g *Gateway) endTrace(x *exchange, method string, status int) trace.SpanContext {
 	sp := x.span
-	sc := sp.SpanContext()
-	if sp.IsRecording() {
+	if x.recording {
 		sp.SetName(method + " " + string(x.rt.Class))
 		sp.SetAttributes(
 			attribute.String("http.request.method", method),
@@ -83,16 +83,14 @@ func (g *Gateway) endTrace(x *exchange, method string, status int) string {
 		}
 	}
 	sp.End()
-	if !sc.IsValid() {
-		return ""
-	}
-	return sc.TraceID().String()
+	return sp.SpanContext()
 }
 
-// startSpan begins a child of the request's current span and makes it the current one; with tracing off it
-// does nothing (and is inlined: one check on the request path).
+// startSpan begins a child of the request's current span and makes it the current one. With tracing off, or
+// in a trace that is not recorded (whose children would not be either), it does nothing, and is inlined: one
+// check on the request path. The core then gets the traceparent of the server span.
 func (g *Gateway) startSpan(x *exchange, name string, kind trace.SpanKind) spanScope {
-	if x.span == nil {
+	if !x.recording {
 		return spanScope{}
 	}
 	return g.childSpan(x, name, kind)
