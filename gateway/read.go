@@ -41,7 +41,11 @@ func (g *Gateway) read(x *exchange) {
 	}
 	bypass := x.noCache
 	if !bypass {
-		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
+		// The span is ended without a defer: this is every hit's path.
+		span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
+		l, ok := g.lookup(x, xmlKey, jsonKey)
+		x.endSpan(span)
+		if ok && l.Fresh {
 			x.cacheRes = cacheHit
 			g.writeRead(x, l.Entry)
 			g.cacheHeaders(x, l.Age)
@@ -89,7 +93,9 @@ func (g *Gateway) servedStale(x *exchange, f *fetched, xmlKey func() string, jso
 	if f.err == nil && f.entry.Status < 500 {
 		return false
 	}
+	span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
 	l, ok := g.lookup(x, xmlKey, jsonKey)
+	x.endSpan(span)
 	if !ok {
 		return false
 	}
@@ -120,14 +126,6 @@ func (g *Gateway) fetchedJSON(x *exchange, f *fetched, jsonKey string) *cache.En
 // lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
 // translated (and stored as JSON, so the next JSON hit costs nothing).
 func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
-	span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
-	l, ok := g.lookupEntry(x, xmlKey, jsonKey)
-	x.endSpan(span)
-	return l, ok
-}
-
-// lookupEntry is lookup without its span: the defer that would end it is not worth its cost on every hit.
-func (g *Gateway) lookupEntry(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
 	if !x.json {
 		return g.cache.GetAt(xmlKey(), x.now)
 	}
