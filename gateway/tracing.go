@@ -74,7 +74,7 @@ func (g *Gateway) endTrace(x *exchange, method string, status int) trace.SpanCon
 			attribute.String("http.route", string(x.rt.Class)),
 			attribute.String("url.path", x.rt.Path),
 			attribute.Int("http.response.status_code", status),
-			attribute.String("reqgate.request_id", x.reqID),
+			attribute.String("reqgate.request_id", x.logID()), // a copy: the span outlives the exchange's buffer
 			attribute.String("reqgate.cache", x.cacheRes),
 			attribute.String("reqgate.account", x.rt.APIKey),
 		)

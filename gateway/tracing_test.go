@@ -123,6 +123,9 @@ func TestTracedRequests(t *testing.T) {
 		sampled     = "00-" + callerTrace + "-" + callerSpan + "-01"
 		unsampled   = "00-" + callerTrace + "-" + callerSpan + "-00"
 	)
+	// The request id of each server span, checked after every request: a span is exported after its
+	// request's exchange has gone back to the pool.
+	requestIDs := map[*tracetest.SpanStub]string{}
 	for _, tc := range []struct {
 		name      string
 		gw        *testGateway
@@ -176,7 +179,19 @@ func TestTracedRequests(t *testing.T) {
 				return
 			}
 			checkTrace(t, spans, core, logLine, tc.wantSpans, tc.traceID, callerSpan)
+			for i := range spans {
+				if spans[i].SpanKind == trace.SpanKindServer {
+					requestIDs[&spans[i]] = res.Header.Get("X-Request-Id")
+				}
+			}
 		})
+	}
+	for s, want := range requestIDs {
+		for _, a := range s.Attributes {
+			if a.Key == "reqgate.request_id" && a.Value.AsString() != want {
+				t.Errorf("span %s: request id %q, want %q", s.Name, a.Value.AsString(), want)
+			}
+		}
 	}
 	// The probes are not traced.
 	exp.Reset()
