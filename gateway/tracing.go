@@ -15,7 +15,7 @@ import (
 // sends one, and child spans for the stages that do work of their own: gateway.auth, gateway.limit,
 // gateway.body, gateway.cache (the lookup of a cacheable read), gateway.translate (XML<->JSON) and
 // gateway.upstream (each exchange with the core, which gets the traceparent of that span, so the core's spans
-// join the trace). With no tracer every hook is one nil check: no context, span or header is made.
+// join the trace). With no tracer every hook is one check: no context, span or header is made.
 
 // propagator reads and writes the W3C traceparent and tracestate headers.
 var propagator propagation.TextMapPropagator = propagation.TraceContext{}
