@@ -39,6 +39,7 @@ type Config struct {
 	RateLimit RateLimit
 	CORS      CORS
 	Reload    Reload
+	Tracing   Tracing
 
 	// Warnings are things Load ignored but an operator may want to see (unknown REQGATE_* variables);
 	// cmd/reqgate logs them.
@@ -180,6 +181,13 @@ type Reload struct {
 	Watch time.Duration
 }
 
+// Tracing configures OpenTelemetry tracing: spans exported over OTLP/HTTP, off while Endpoint is empty.
+type Tracing struct {
+	Endpoint    string  // OTLP/HTTP base URL of a collector (http://collector:4318); default "" (off)
+	SampleRatio float64 // share of new traces recorded, 0..1; a caller's sampled flag is followed; default 1
+	ServiceName string  // service.name resource attribute; default "" = reqgate-<role>
+}
+
 // Default returns the complete default configuration of a role. An unknown role gets the serve defaults
 // (Validate refuses the role).
 func Default(role string) *Config {
@@ -230,6 +238,7 @@ func Default(role string) *Config {
 			LocalReplicas: 1,
 			MaxHeld:       256,
 		},
+		Tracing: Tracing{SampleRatio: 1},
 	}
 }
 

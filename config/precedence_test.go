@@ -102,6 +102,12 @@ func TestPrecedence(t *testing.T) {
 			env: layer{env: "REQGATE_CORS_ALLOWED_ORIGINS=https://c.example"}, envV: []string{"https://c.example"},
 			flag: layer{flag: []string{"--set", "cors.allowed_origins=*,http://localhost:3000"}}, flagV: []string{"*", "http://localhost:3000"},
 		},
+		{
+			name: "number key", role: RoleServe, get: func(c *Config) any { return c.Tracing.SampleRatio }, def: 1.0,
+			file: layer{file: "tracing: {sample_ratio: 0.25}"}, fileV: 0.25,
+			env: layer{env: "REQGATE_TRACING_SAMPLE_RATIO=0"}, envV: 0.0,
+			flag: layer{flag: []string{"--set", "tracing.sample_ratio=0.01"}}, flagV: 0.01,
+		},
 	}
 	for _, k := range kinds {
 		cfg := writeFile(t, "reqgate.yaml", k.file.file+"\n")

@@ -147,6 +147,14 @@ func TestRefusals(t *testing.T) {
 		{name: "redis unix without path", args: []string{"--redis", "unix://"}, want: []string{`flag --redis: redis.url: bad URL "unix://": no socket path`}},
 		{name: "cors origin with path", file: "cors:\n  allowed_origins: ['https://app.example.com/']\n",
 			want: []string{`F:2: cors.allowed_origins: bad origin "https://app.example.com/": want scheme://host[:port] (no path) or *`}},
+		{name: "tracing endpoint scheme", file: "tracing:\n  endpoint: grpc://collector:4317\n",
+			want: []string{`F:2: tracing.endpoint: bad URL "grpc://collector:4317": scheme must be http or https`}},
+		{name: "tracing endpoint without host", args: []string{"--set", "tracing.endpoint=http://:4318"},
+			want: []string{`flag --set tracing.endpoint: tracing.endpoint: bad URL "http://:4318": no host or a bad port`}},
+		{name: "tracing ratio above 1", file: "tracing:\n  sample_ratio: 1.5\n", want: []string{`F:2: tracing.sample_ratio: must be between 0 and 1`}},
+		{name: "tracing ratio NaN", environ: []string{"REQGATE_TRACING_SAMPLE_RATIO=NaN"},
+			want: []string{`env REQGATE_TRACING_SAMPLE_RATIO: tracing.sample_ratio: must be between 0 and 1`}},
+		{name: "tracing ratio not a number", file: "tracing:\n  sample_ratio: half\n", want: []string{`F:2: tracing.sample_ratio: bad number "half"`}},
 
 		// The environment.
 		{name: "env bad duration", environ: []string{"REQGATE_CACHE_TTL=soon"}, want: []string{`env REQGATE_CACHE_TTL: cache.ttl: bad duration "soon": want a Go duration such as 250ms, 10s or 5m`}},

@@ -17,7 +17,7 @@ type setting struct {
 	env    []string // REQGATE_* names, canonical first
 	secret bool     // Print masks passwords in it
 	help   string
-	field  func(c *Config) any // pointer to the field: *string, *[]string, *time.Duration, *int, *int64 (a size), *bool
+	field  func(c *Config) any // pointer to the field: *string, *[]string, *time.Duration, *int, *int64 (a size), *bool, *float64
 }
 
 var allRoles = []string{RoleServe, RoleCore, RoleGateway}
@@ -87,6 +87,9 @@ var settings = []*setting{
 	{path: "cors.allowed_origins", help: "origins allowed to call the gateway from a browser", field: func(c *Config) any { return &c.CORS.AllowedOrigins }},
 
 	{path: "reload.watch", help: "how often the --config file and the account files are checked for changes, reloaded like SIGHUP; 0 = never", field: func(c *Config) any { return &c.Reload.Watch }},
+	{path: "tracing.endpoint", help: "OTLP/HTTP `URL` of a trace collector (http://collector:4318); empty = no tracing", field: func(c *Config) any { return &c.Tracing.Endpoint }},
+	{path: "tracing.sample_ratio", help: "share of new traces recorded, 0 to 1 (a caller's sampled traceparent is followed)", field: func(c *Config) any { return &c.Tracing.SampleRatio }},
+	{path: "tracing.service_name", help: "service.name of the spans; empty = reqgate-<role>", field: func(c *Config) any { return &c.Tracing.ServiceName }},
 }
 
 // Key paths handled outside the settings table (lists of mappings, file only).
@@ -151,6 +154,8 @@ func (s *setting) kindName() string {
 		return "size"
 	case *bool:
 		return "boolean"
+	case *float64:
+		return "number"
 	case *[]string:
 		return "list"
 	default:
@@ -190,6 +195,12 @@ func (s *setting) set(c *Config, raw string) error {
 			return err
 		}
 		*p = b
+	case *float64:
+		f, err := parseFloat(raw)
+		if err != nil {
+			return err
+		}
+		*p = f
 	default:
 		return fmt.Errorf("internal: unsupported field type %T", p)
 	}
@@ -211,6 +222,8 @@ func (s *setting) format(c *Config) string {
 		return formatSize(*p)
 	case *bool:
 		return strconv.FormatBool(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
 	}
 	return ""
 }

@@ -85,6 +85,15 @@ func parseInt(s string) (int, error) {
 	return n, nil
 }
 
+// parseFloat reads a decimal number (a ratio).
+func parseFloat(s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad number %q", s)
+	}
+	return f, nil
+}
+
 // parseBool reads true/false (and the other forms strconv accepts, plus yes/no and on/off).
 func parseBool(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {

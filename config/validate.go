@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	k.nonNegative("reload.watch", c.Reload.Watch)
 	k.rateLimit()
 	k.origins(c.CORS.AllowedOrigins)
+	k.tracing(c.Tracing)
 	return errors.Join(k.errs...)
 }
 
@@ -473,4 +474,22 @@ func validAPIKey(s string) bool {
 		}
 	}
 	return true
+}
+
+// tracing checks the trace exporter's settings: an http(s) endpoint with a host (or none), a ratio in [0, 1].
+func (k *checker) tracing(t Tracing) {
+	if t.Endpoint != "" {
+		u, err := url.Parse(t.Endpoint)
+		switch {
+		case err != nil:
+			k.fail("tracing.endpoint", "bad URL: %v", urlReason(err))
+		case u.Scheme != "http" && u.Scheme != "https":
+			k.fail("tracing.endpoint", "bad URL %q: scheme must be http or https", mask(t.Endpoint))
+		case u.Host == "" || u.Hostname() == "" || badPort(u.Port()):
+			k.fail("tracing.endpoint", "bad URL %q: no host or a bad port", mask(t.Endpoint))
+		}
+	}
+	if !(t.SampleRatio >= 0 && t.SampleRatio <= 1) { // NaN fails both comparisons
+		k.fail("tracing.sample_ratio", "must be between 0 and 1")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
@@ -56,7 +57,7 @@ func (g *Gateway) forward(x *exchange) {
 		x.cacheRes = cacheBypass
 	}
 	g.prepare(x, &ctx.Request)
-	took, err := g.roundTrip(&ctx.Request, &ctx.Response)
+	took, err := g.roundTrip(x, &ctx.Request, &ctx.Response)
 	x.upstream = took
 	if err != nil {
 		g.upstreamFailed(x, err)
@@ -79,14 +80,18 @@ func (g *Gateway) forward(x *exchange) {
 	g.cacheHeaders(x, 0)
 }
 
-// roundTrip sends req to the core and reads its answer into resp: the one exchange with the core of every path
-// (a read's fetch, a forward, a verification), counted in one place.
-func (g *Gateway) roundTrip(req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+// roundTrip sends req to the core for x and reads its answer into resp: the one exchange with the core of every
+// path (a read's fetch, a forward, a verification), counted and traced in one place.
+func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+	span := g.startSpan(x, "gateway.upstream", trace.SpanKindClient)
+	x.traceUpstream(req)
 	start := time.Now()
 	g.upstreamCalls.Add(1)
 	upstreamRequests.Inc()
 	err := g.up.do(req, resp)
-	return time.Since(start), err
+	took := time.Since(start)
+	x.endUpstreamSpan(span, resp, err)
+	return took, err
 }
 
 // upstreamFailed answers a request whose exchange with the core failed: 504 for a timeout, 503 when no

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/reqgate/reqgate/cache"
@@ -43,6 +44,7 @@ type Gateway struct {
 	srv       *fasthttp.Server
 	scopeUser bool
 	live      atomic.Pointer[live] // what a reload may change (live.go)
+	tracer    trace.Tracer         // nil: tracing off
 
 	upstreamCalls atomic.Uint64
 }
@@ -75,6 +77,7 @@ func New(opt Options) (*Gateway, error) {
 		scopeUser: opt.Cache.Scope == "user",
 		budget:    bodyBudget{max: opt.BodyBudget},
 		routes:    newRoutes(),
+		tracer:    opt.Tracer,
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)

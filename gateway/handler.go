@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
@@ -65,6 +66,9 @@ type state struct {
 	upstream    time.Duration
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
+	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
+	tctx        context.Context // the context of the current span, the parent of the next one
+	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -109,6 +113,9 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 	x := exchanges.Get().(*exchange)
 	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
 	x.extra = x.extraBuf[:0]
+	if g.tracer != nil {
+		g.startTrace(x)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
@@ -153,13 +160,21 @@ func (g *Gateway) finish(x *exchange) {
 	if x.upstream > 0 {
 		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
 	}
+	var sc trace.SpanContext
+	if x.span != nil {
+		sc = g.endTrace(x, methodName(ctx.Method()), status)
+	}
 	if !g.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
+	}
+	traceID := ""
+	if sc.IsValid() {
+		traceID = sc.TraceID().String()
 	}
 	e := accesslog.Entry{
 		RequestID: x.reqID, Method: methodName(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
 		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
-		Upstream: x.upstream, Duration: elapsed,
+		Upstream: x.upstream, Duration: elapsed, TraceID: traceID,
 	}
 	if g.opt.AccessLog != nil {
 		_ = g.opt.AccessLog.Log(end, &e)

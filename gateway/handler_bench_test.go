@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/accesslog"
@@ -18,7 +21,9 @@ import (
 
 // BenchmarkHandlerHit runs the gateway's handler on a cache hit without the network, to show the gateway's
 // own cost per hit (route parsing, credential check, cache lookup, metrics), for XML, for the cached JSON
-// form (Accept: application/json), and for XML with the defaults of a deployment (access log, a rate policy).
+// form (Accept: application/json), for XML with the defaults of a deployment (access log, a rate policy), and
+// for XML traced (every request sampled; the spans batched to an exporter that drops them) and traced at ratio 0
+// (every request a trace that is not recorded, the share a low tracing.sample_ratio leaves).
 func BenchmarkHandlerHit(b *testing.B) {
 	c := coretest.Start(b, coretest.Options{})
 	plain := startGateway(b, cachedOptions(c))
@@ -33,6 +38,16 @@ func BenchmarkHandlerHit(b *testing.B) {
 	opt.Limiter = l
 	opt.AccessLog = accesslog.New(bufio.NewWriterSize(io.Discard, 64<<10), "json", "part", "gateway")
 	defaults := startGateway(b, opt)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	opt = cachedOptions(c)
+	opt.Tracer = tp.Tracer("bench")
+	traced := startGateway(b, opt)
+	tpNever := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0))))
+	b.Cleanup(func() { _ = tpNever.Shutdown(context.Background()) })
+	opt.Tracer = tpNever.Tracer("bench")
+	unsampled := startGateway(b, opt)
 	for _, tc := range []struct {
 		name, accept string
 		gw           *testGateway
@@ -40,6 +55,8 @@ func BenchmarkHandlerHit(b *testing.B) {
 		{"xml", "", plain},
 		{"json", "application/json", plain},
 		{"defaults", "", defaults},
+		{"traced", "", traced},
+		{"unsampled", "", unsampled},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			gw, accept := tc.gw, tc.accept

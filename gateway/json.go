@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/translate"
@@ -35,6 +36,7 @@ func (g *Gateway) translateRequest(x *exchange) bool {
 	if !translate.IsJSON(req.Header.ContentType()) {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.translate", trace.SpanKindInternal))
 	xml, err := translate.JSONToXML(req.Body())
 	if err != nil {
 		var se *translate.SyntaxError
@@ -58,6 +60,7 @@ func (g *Gateway) translateResponse(x *exchange) {
 	if !x.json || len(resp.Body()) == 0 || !isXML(resp.Header.ContentType()) {
 		return
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.translate", trace.SpanKindInternal))
 	js, err := translate.XMLToJSON(resp.Body())
 	if err != nil {
 		g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
@@ -66,6 +69,12 @@ func (g *Gateway) translateResponse(x *exchange) {
 	}
 	resp.SetBodyRaw(js)
 	resp.Header.SetContentType(translate.ContentTypeJSON)
+}
+
+// translateEntry is jsonEntry for x's read, traced as a translation.
+func (g *Gateway) translateEntry(x *exchange, e *cache.Entry) (*cache.Entry, error) {
+	defer x.endSpan(g.startSpan(x, "gateway.translate", trace.SpanKindInternal))
+	return jsonEntry(e)
 }
 
 // jsonEntry is the JSON form of an XML entry: same status, headers and stored time, translated body.

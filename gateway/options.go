@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/accesslog"
 )
@@ -90,6 +91,9 @@ type Options struct {
 	// slog's time (see package accesslog). Like Logger's, its lines are written only while Logger is enabled
 	// for Info, whose level may change while the gateway runs (slog.LevelVar).
 	AccessLog *accesslog.Logger
+	// Tracer, when set, traces every request (tracing.go): a server span that continues the caller's W3C
+	// traceparent, child spans for the stages, and the traceparent sent to the core. Nil: no tracing, at no cost.
+	Tracer trace.Tracer
 	// Now is the clock of the cache and the credential store. Nil: time.Now.
 	Now       func() time.Time
 	wallClock bool // Now was nil: the server's own reading of the clock at each request stands in for it

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/route"
@@ -125,6 +126,7 @@ func (g *Gateway) auth(x *exchange) bool {
 	if x.rt.APIKey == "" {
 		return true
 	}
+	span := g.startSpan(x, "gateway.auth", trace.SpanKindInternal) // ended without defer: this is every hit's path
 	if x.rt.Cacheable() && x.ctx.IsGet() {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
@@ -132,7 +134,9 @@ func (g *Gateway) auth(x *exchange) bool {
 		x.addHeader("Vary", "Accept")
 	}
 	x.cred, x.verified = g.creds.checkOn(x.ctx.Conn(), x.hdr.authorization, x.rt.APIKey, x.now)
-	return x.verified || g.authenticate(x, x.hdr.authorization)
+	ok := x.verified || g.authenticate(x, x.hdr.authorization)
+	x.endSpan(span)
+	return ok
 }
 
 // limit charges a proved caller to the rate policies (the ip ones only when verification did not already).
@@ -141,6 +145,7 @@ func (g *Gateway) limit(x *exchange) bool {
 	if x.live.limiter == nil || x.rt.APIKey == "" || g.throttleStatusRequest(x) {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.limit", trace.SpanKindInternal))
 	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user}
 	if !x.ipCharged {
 		r.IP = x.clientIP()
@@ -153,6 +158,7 @@ func (g *Gateway) body(x *exchange) bool {
 	if x.rt.APIKey == "" || !x.ctx.IsPost() && !x.ctx.IsPut() {
 		return true
 	}
+	defer x.endSpan(g.startSpan(x, "gateway.body", trace.SpanKindInternal))
 	return g.readBody(x) && g.translateRequest(x)
 }
 

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
 )
@@ -40,7 +41,11 @@ func (g *Gateway) read(x *exchange) {
 	}
 	bypass := x.noCache
 	if !bypass {
-		if l, ok := g.lookup(x, xmlKey, jsonKey); ok && l.Fresh {
+		// The span is ended without a defer: this is every hit's path.
+		span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
+		l, ok := g.lookup(x, xmlKey, jsonKey)
+		x.endSpan(span)
+		if ok && l.Fresh {
 			x.cacheRes = cacheHit
 			g.writeRead(x, l.Entry)
 			g.cacheHeaders(x, l.Age)
@@ -64,15 +69,8 @@ func (g *Gateway) read(x *exchange) {
 	if bypass {
 		x.cacheRes = cacheBypass
 	}
-	if f.err != nil || f.entry.Status >= 500 {
-		if l, ok := g.lookup(x, xmlKey, jsonKey); ok {
-			g.cache.CountStale()
-			g.log.Warn("upstream failed; serving a stale entry", "request_id", x.logID(), "age", l.Age.String())
-			x.cacheRes = cacheStale
-			g.writeRead(x, l.Entry)
-			g.cacheHeaders(x, l.Age)
-			return
-		}
+	if g.servedStale(x, f, xmlKey, jsonKey) {
+		return
 	}
 	if f.err != nil {
 		g.upstreamFailed(x, f.err)
@@ -81,20 +79,48 @@ func (g *Gateway) read(x *exchange) {
 	g.coreAnswered(x, f.entry.Status)
 	e := f.entry
 	if x.json {
-		je, err := jsonEntry(e)
-		if err != nil {
-			g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
-			g.respondError(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+		if e = g.fetchedJSON(x, f, jsonKey); e == nil {
 			return
 		}
-		if f.stored {
-			prepareEntry(je)
-			_ = g.cache.Set(strings.Clone(jsonKey), je)
-		}
-		e = je
 	}
 	g.writeRead(x, e)
 	g.cacheHeaders(x, 0)
+}
+
+// servedStale answers with the entry still within stale_if_error when the core failed (no answer, or 5xx),
+// and reports whether it did.
+func (g *Gateway) servedStale(x *exchange, f *fetched, xmlKey func() string, jsonKey string) bool {
+	if f.err == nil && f.entry.Status < 500 {
+		return false
+	}
+	span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
+	l, ok := g.lookup(x, xmlKey, jsonKey)
+	x.endSpan(span)
+	if !ok {
+		return false
+	}
+	g.cache.CountStale()
+	g.log.Warn("upstream failed; serving a stale entry", "request_id", x.logID(), "age", l.Age.String())
+	x.cacheRes = cacheStale
+	g.writeRead(x, l.Entry)
+	g.cacheHeaders(x, l.Age)
+	return true
+}
+
+// fetchedJSON is the JSON form of a fetched entry, stored under jsonKey when its XML form was stored. It answers
+// 502 and returns nil when the core's body is not translatable XML.
+func (g *Gateway) fetchedJSON(x *exchange, f *fetched, jsonKey string) *cache.Entry {
+	je, err := g.translateEntry(x, f.entry)
+	if err != nil {
+		g.log.Warn("upstream body is not translatable XML", "request_id", x.logID(), "err", err)
+		g.respondError(x, fasthttp.StatusBadGateway, "The upstream response cannot be translated to JSON.")
+		return nil
+	}
+	if f.stored {
+		prepareEntry(je)
+		_ = g.cache.Set(strings.Clone(jsonKey), je)
+	}
+	return je
 }
 
 // lookup finds the entry of the caller's representation: for JSON, its own entry, else the XML entry
@@ -110,7 +136,7 @@ func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cac
 	if !ok {
 		return l, false
 	}
-	je, err := jsonEntry(l.Entry)
+	je, err := g.translateEntry(x, l.Entry)
 	if err != nil {
 		return cache.Lookup{}, false
 	}
@@ -137,7 +163,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	g.prepare(x, req)
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	took, err := g.roundTrip(req, resp)
+	took, err := g.roundTrip(x, req, resp)
 	if err != nil {
 		return &fetched{err: err, took: took}
 	}

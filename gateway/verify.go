@@ -82,7 +82,7 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 		req.Header.SetBytesV("Authorization", auth)
 	}
 	g.forwardedHeaders(x, &req.Header)
-	took, err := g.roundTrip(req, resp)
+	took, err := g.roundTrip(x, req, resp)
 	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
 	if x.cred.present && !failed {
 		g.fails.release(ip, x.rt.APIKey, user)

@@ -14,11 +14,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/storemetrics"
+	"github.com/reqgate/reqgate/core/storetracing"
 )
 
 // coreNode is the core service: its store and its HTTP server.
@@ -28,21 +31,25 @@ type coreNode struct {
 	api  atomic.Pointer[api.Server] // nil while starting
 
 	mu    sync.Mutex
-	store core.Store // measured (storemetrics); nil until open has opened it
+	store core.Store // measured (storemetrics), traced when tracing is on; nil until open has opened it
 	raw   core.Store // the store itself, for what it offers beyond core.Store
 	demo  bool       // the demo account was provisioned at this start
+
+	tracer trace.Tracer // nil: tracing off
 }
 
 // startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
 // account files, it answers /healthz 200 and everything else 503 (its /readyz too), so a long import or a store
-// that is still unreachable does not look like a dead process.
-func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, errc chan<- error) *coreNode {
-	n := &coreNode{addr: ln.Addr().String()}
+// that is still unreachable does not look like a dead process. With tracing on, requests and store calls are
+// traced.
+func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, tr *tracing, errc chan<- error) *coreNode {
+	n := &coreNode{addr: ln.Addr().String(), tracer: tr.tracer(coreScope)}
 	var h http.Handler = http.HandlerFunc(n.serveHTTP)
 	if cfg.Role == config.RoleCore {
 		// In serve the gateway's access log already has a line for every request, the core's included.
 		h = requestLog(log.With("part", "core"), h)
 	}
+	h = traceHandler(n.tracer, h) // outermost: the request log finds the trace id
 	n.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: min(cfg.Server.ReadTimeout, 10e9),
@@ -86,7 +93,10 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err != nil {
 		return err
 	}
-	st := storemetrics.Wrap(raw)
+	var st core.Store = storemetrics.Wrap(raw)
+	if n.tracer != nil {
+		st = storetracing.Wrap(st, n.tracer)
+	}
 	n.mu.Lock()
 	n.store, n.raw = st, raw
 	n.mu.Unlock()

@@ -60,8 +60,8 @@ func logCertificate(log *slog.Logger, msg string, h *certs.Holder) {
 func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 
 // startGateway builds the limiter and the gateway from cfg and serves on ln in front of upstream (one URL or a
-// comma-separated list). The caller keeps ln when it fails.
-func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, errc chan<- error) (*gatewayNode, error) {
+// comma-separated list), traced by tr (nil: off). The caller keeps ln when it fails.
+func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, tr *tracing, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
 		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
@@ -130,6 +130,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		CORSOrigins:           cfg.CORS.AllowedOrigins,
 		Logger:                log.With("part", "gateway"),
 		AccessLog:             access,
+		Tracer:                tr.tracer(gatewayScope),
 	})
 	if err != nil {
 		n.closeRedis()

@@ -143,8 +143,8 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 
 // requestLog writes one line per request the core answers, at info level through log (the process logger, so
 // it takes log.format and log.level like the gateway's access log): msg "request", the X-Request-Id the gateway
-// forwards (or the caller sent), method, path (without the query, which may hold search terms), status and
-// duration_ms.
+// forwards (or the caller sent), method, path (without the query, which may hold search terms), status,
+// duration_ms and, when the request is traced, trace_id.
 func requestLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !log.Enabled(r.Context(), slog.LevelInfo) {
@@ -155,12 +155,17 @@ func requestLog(log *slog.Logger, next http.Handler) http.Handler {
 		sw := &api.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		status := sw.Status()
-		log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		attrs := []slog.Attr{
 			slog.String("request_id", clipID(r.Header.Get("X-Request-Id"))),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", status),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		}
+		if id := traceID(r.Context()); id != "" {
+			attrs = append(attrs, slog.String("trace_id", id))
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }
 

@@ -116,6 +116,7 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 	if err != nil {
 		return err
 	}
+	tr := startTracing(cfg, log)
 	errc := make(chan error, 4)
 	var parts []part // in shutdown order
 	stopAll := func() error {
@@ -125,7 +126,8 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 		for _, p := range parts {
 			err = errors.Join(err, p.shutdown(sctx))
 		}
-		return err
+		// Last, so the spans of the requests that finished during the shutdown are exported too.
+		return errors.Join(err, tr.shutdown(sctx))
 	}
 	// fail stops what started, closes the listeners no server took over, and returns err; a start cut short by
 	// a signal is a clean stop.
@@ -145,7 +147,7 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 		lns.admin = nil
 		log.Info("admin listening", "addr", admin.addr)
 	}
-	rp, err := startParts(cfg, log, access, lns, errc)
+	rp, err := startParts(cfg, log, access, lns, tr, errc)
 	parts = rp.parts
 	if err != nil {
 		return fail(err)
@@ -182,27 +184,27 @@ type roleParts struct {
 }
 
 // startParts starts the core and the gateway of cfg.Role on the listeners they take over from lns.
-func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, lns *listeners, errc chan<- error) (*roleParts, error) {
+func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, lns *listeners, tr *tracing, errc chan<- error) (*roleParts, error) {
 	rp := &roleParts{}
 	var err error
 	switch cfg.Role {
 	case config.RoleCore:
-		rp.core = startCore(cfg, log, lns.public, errc)
+		rp.core = startCore(cfg, log, lns.public, tr, errc)
 		lns.public = nil
 		rp.parts = append(rp.parts, rp.core)
 		rp.publicURL = "http://" + rp.core.addr
 	case config.RoleGateway:
-		if rp.gw, err = startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, errc); err != nil {
+		if rp.gw, err = startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, tr, errc); err != nil {
 			return rp, err
 		}
 		lns.public = nil
 		rp.parts = append(rp.parts, rp.gw)
 		rp.publicURL = rp.gw.url()
 	case config.RoleServe:
-		rp.core = startCore(cfg, log, lns.core, errc)
+		rp.core = startCore(cfg, log, lns.core, tr, errc)
 		lns.core = nil
 		rp.parts = append(rp.parts, rp.core)
-		if rp.gw, err = startGateway(cfg, log, access, lns.public, "http://"+rp.core.addr, errc); err != nil {
+		if rp.gw, err = startGateway(cfg, log, access, lns.public, "http://"+rp.core.addr, tr, errc); err != nil {
 			return rp, err
 		}
 		lns.public = nil

@@ -30,12 +30,13 @@ type Entry struct {
 	Cache     string
 	Upstream  time.Duration // time spent waiting for the upstream, 0 when it was not asked
 	Duration  time.Duration // the whole request
+	TraceID   string        // the request's trace (32 hex digits) while tracing is on; "" writes no trace_id
 }
 
 // Attrs are the entry's fields as slog attributes, in the Logger's order, for a process that logs the
 // access log through slog instead (msg "request", level INFO): slog then writes the Logger's line.
 func (e *Entry) Attrs() []slog.Attr {
-	return []slog.Attr{
+	a := []slog.Attr{
 		slog.String("request_id", e.RequestID),
 		slog.String("method", e.Method),
 		slog.String("path", e.Path),
@@ -48,6 +49,10 @@ func (e *Entry) Attrs() []slog.Attr {
 		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
 		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
 	}
+	if e.TraceID != "" {
+		a = append(a, slog.String("trace_id", e.TraceID))
+	}
+	return a
 }
 
 // Logger encodes entries and writes each with one Write call, so a writer that serialises Writes (the
@@ -114,6 +119,9 @@ func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
 	b = l.appendString(b, "cache", e.Cache)
 	b = l.appendMillis(l.appendKey(b, "upstream_ms"), e.Upstream)
 	b = l.appendMillis(l.appendKey(b, "duration_ms"), e.Duration)
+	if e.TraceID != "" {
+		b = l.appendString(b, "trace_id", e.TraceID)
+	}
 	if !l.text {
 		b = append(b, '}')
 	}

@@ -34,6 +34,9 @@ func slogLine(t testing.TB, format string, at time.Time, e *Entry) string {
 		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
 		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
 	)
+	if e.TraceID != "" {
+		r.AddAttrs(slog.String("trace_id", e.TraceID))
+	}
 	if err := h.Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +79,8 @@ func TestMatchesSlog(t *testing.T) {
 	odd.Upstream = 1234567 * time.Microsecond
 	odd.Duration = 3 * time.Hour
 	odd.Status = 502
+	traced := plain
+	traced.TraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	tests := []struct {
 		name string
 		at   time.Time
@@ -85,6 +90,7 @@ func TestMatchesSlog(t *testing.T) {
 		{"characters to escape and quote", at, odd},
 		{"whole second, another zone", time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 5*3600+1800)), plain},
 		{"empty entry", at, Entry{}},
+		{"traced", at, traced},
 	}
 	for _, tt := range tests {
 		for _, format := range []string{"json", "text"} {
@@ -98,6 +104,13 @@ func TestMatchesSlog(t *testing.T) {
 				}
 			})
 		}
+	}
+	// trace_id is written only for a traced request.
+	if l := line("json", at, &plain); strings.Contains(l, "trace_id") {
+		t.Errorf("untraced line has a trace_id: %s", l)
+	}
+	if l := line("text", at, &traced); !strings.HasSuffix(l, " trace_id=4bf92f3577b34da6a3ce929d0e0e4736\n") {
+		t.Errorf("traced line does not end with its trace_id: %s", l)
 	}
 	// And the JSON form is JSON, with the fields under their names.
 	var rec map[string]any
