@@ -96,7 +96,7 @@ func TestReloadCerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
-	n, err := startGateway(cfg, log, nil, ln, "http://127.0.0.1:1", errc)
+	n, err := startGateway(cfg, log, nil, ln, "http://127.0.0.1:1", nil, errc)
 	if err != nil {
 		t.Fatal(err)
 	}
