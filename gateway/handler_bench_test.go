@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func BenchmarkHandlerHit(b *testing.B) {
 	opt := cachedOptions(c)
 	opt.Limiter = l
 	opt.AccessLog = accesslog.New(bufio.NewWriterSize(io.Discard, 64<<10), "json", "part", "gateway")
+	opt.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil)) // at info: the access log is written
 	defaults := startGateway(b, opt)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })

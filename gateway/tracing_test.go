@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -111,8 +113,9 @@ func TestTracedRequests(t *testing.T) {
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	var logBuf syncBuffer
+	// The access log is written while the gateway's logger is at info or below.
 	opt := Options{Upstreams: []string{proxy.URL}, Cache: CacheOptions{Enabled: true},
-		AccessLog: accesslog.New(&logBuf, "json")}
+		AccessLog: accesslog.New(&logBuf, "json"), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	untraced := startGateway(t, opt)
 	opt.Tracer = tp.Tracer("test")
 	traced := startGateway(t, opt)
