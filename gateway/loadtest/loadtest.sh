@@ -159,7 +159,8 @@ run hit 1 "http://$GW$PATH_" "$GW_PID"
 
 RATE=$(awk -v r="$(median "${HITS[@]}")" 'BEGIN { printf "%d", r / 2 }')
 echo "open loop: gateway/loadtest/openloop at $RATE req/s (half the median hit rate) for $DUR, 64 connections, cache hits:"
-for target in "hit http://$GW$PATH_" "nginx http://$NGX$PATH_"; do
+# The ceiling's figures are this machine's floor: what any server shows here at that rate.
+for target in "ceiling http://$CEIL$PATH_" "hit http://$GW$PATH_" "nginx http://$NGX$PATH_"; do
   name=${target%% *} url=${target#* }
   printf '  %-6s ' "$name"
   "${LOAD[@]}" "$TMP/openloop" -url "$url" -H "$AUTH" -rate "$RATE" -duration "$DUR" -conns 64

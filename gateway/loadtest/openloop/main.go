@@ -1,6 +1,6 @@
 // Command openloop is the load test's open-loop generator: it sends GETs at a fixed rate whatever the server's
-// answers do, and measures each latency from the moment the request was due, not from when it was sent, so a
-// server that falls behind pays for the queue it causes (no coordinated omission). It is built on fasthttp's
+// answers do, and measures each latency from the moment the request was released, not from when a connection
+// was free to send it, so a server that falls behind pays for the queue it causes (no coordinated omission). It is built on fasthttp's
 // client to stay light enough that one CPU can offer tens of thousands of requests a second, where vegeta
 // (net/http, a result encoded per request) cannot.
 //
@@ -47,7 +47,8 @@ func main() {
 }
 
 type result struct {
-	lat             []time.Duration // from due to answered, sorted
+	lat             []time.Duration // from released to answered, sorted
+	late            []time.Duration // from due to released by the dispatcher, sorted
 	errs, non200    int
 	elapsed         time.Duration
 	firstErr        error
@@ -64,15 +65,33 @@ func (r result) String() string {
 	}
 	s := fmt.Sprintf("%d requests at %d/s offered, %.0f/s answered, %d errors, %d not 200; p50 %s  p99 %s  p999 %s  max %s",
 		r.offered, r.perSec, float64(len(r.lat))/r.elapsed.Seconds(), r.errs, r.non200, q(.5), q(.99), q(.999), q(1))
+	if len(r.late) > 0 {
+		s += fmt.Sprintf("; the generator's own lateness p99 %.0f us", float64(r.late[min(len(r.late)-1, len(r.late)*99/100)])/float64(time.Microsecond))
+	}
 	if r.firstErr != nil {
 		s += fmt.Sprintf(" (first error: %v)", r.firstErr)
 	}
 	return s
 }
 
+// at is when request i of a run started at start is due.
+func at(start time.Time, i, rate int) time.Time {
+	return start.Add(time.Duration(int64(i) * int64(time.Second) / int64(rate)))
+}
+
+// waitUntil sleeps until t. A sleeping timer may wake late (up to a millisecond on a VM); requests are timed
+// from when they were released, so that lateness is the generator's, not the server's, and is reported apart.
+// (Spinning instead starves the workers' network polling when the generator has one CPU.)
+func waitUntil(t time.Time) {
+	if d := time.Until(t); d > 0 {
+		time.Sleep(d)
+	}
+}
+
 // run offers rate requests a second for d over conns connections. A dispatcher releases each request at its
 // due time (in batches when it wakes late); conns workers send them as they come, so when every connection is
-// busy the due requests wait in the queue and their wait is counted.
+// busy the released requests wait in the queue and their wait is counted. How late the dispatcher itself was
+// (a timer waking late) is reported beside and not counted.
 func run(url string, hs headers, rate int, d time.Duration, conns int) (result, error) {
 	req := fasthttp.AcquireRequest()
 	req.SetRequestURI(url)
@@ -87,20 +106,17 @@ func run(url string, hs headers, rate int, d time.Duration, conns int) (result, 
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 
 	n := int(int64(rate) * int64(d) / int64(time.Second))
-	due := make(chan time.Time, n)
-	interval := time.Second / time.Duration(rate)
+	due := make(chan time.Time, n)      // release times
+	late := make([]time.Duration, 0, n) // how late the dispatcher released each request: its own share
 	start := time.Now()
 	go func() {
 		defer close(due)
 		for i := 0; i < n; {
+			waitUntil(at(start, i, rate))
 			now := time.Now()
-			for ; i < n; i++ {
-				t := start.Add(time.Duration(i) * interval)
-				if t.After(now) {
-					time.Sleep(t.Sub(now))
-					break
-				}
-				due <- t
+			for ; i < n && !at(start, i, rate).After(now); i++ {
+				late = append(late, now.Sub(at(start, i, rate)))
+				due <- now
 			}
 		}
 	}()
@@ -136,7 +152,8 @@ func run(url string, hs headers, rate int, d time.Duration, conns int) (result, 
 		})
 	}
 	wg.Wait()
-	r := result{elapsed: time.Since(start), offered: n, perSec: rate}
+	slices.Sort(late)
+	r := result{elapsed: time.Since(start), offered: n, perSec: rate, late: late}
 	for _, p := range parts {
 		r.lat = append(r.lat, p.lat...)
 		r.errs += p.errs
