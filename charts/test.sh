@@ -304,9 +304,9 @@ reqgate=$work/reqgate
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$reqgate" serve --listen="127.0.0.1:$port" --admin-listen=off --db="$work/serve.db" >"$work/serve.log" 2>&1 &
 serve=$!
-trap 'kill $serve 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "$serve" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do
-  PATH=$work/busybox wget -q -T 1 -O - "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  PATH=$work/busybox timeout 1 wget -q -O - "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
   sleep 0.1
 done
 # runpod NAME=VALUE...: the script with only busybox on PATH and the Pod's environment.
