@@ -31,7 +31,7 @@ func BenchmarkHandlerHit(b *testing.B) {
 	// The gateway at its defaults: the access log on (written to a buffered discard), and one in-process
 	// rate policy that never rejects.
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "never", Key: "api_key", Limit: 1_000_000, Period: time.Second}}}))
+		{Name: "never", Key: "api_key", Limit: 1_000_000, Burst: 1_000_000, Period: time.Second}}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -190,6 +190,8 @@ func TestNewRefuses(t *testing.T) {
 		{"budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"},
 		{"negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"},
 		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
+		{"negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"},
+		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

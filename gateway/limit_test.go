@@ -20,7 +20,7 @@ func TestRateLimit(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			c := coretest.Start(t, coretest.Options{})
 			l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{RejectStatus: status,
-				Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: 3, Period: time.Minute}}}))
+				Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: 3, Burst: 3, Period: time.Minute}}}))
 			if err != nil {
 				t.Fatal(err)
 			}

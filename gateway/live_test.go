@@ -28,7 +28,7 @@ func (c *testClock) Add(d time.Duration) {
 
 func mustLimiter(tb testing.TB, limit int) *ratelimit.Limiter {
 	tb.Helper()
-	l, err := ratelimit.New(ratelimittest.Options(ratelimit.Policy{Name: "account", Key: "api_key", Limit: limit, Period: time.Hour}))
+	l, err := ratelimit.New(ratelimittest.Options(ratelimit.Policy{Name: "account", Key: "api_key", Limit: limit, Burst: limit, Period: time.Hour}))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,23 +15,21 @@ import (
 
 // Values of the Options that are not configuration keys, taken when the field is zero.
 const (
-	DefaultHealthInterval      = time.Second
 	DefaultHealthTimeout       = time.Second
 	DefaultFailureStoreTimeout = 250 * time.Millisecond
 )
 
 // Options carry everything the gateway takes from the configuration. The configured values come resolved
 // from package config, which alone holds their defaults (cmd/reqgate maps them); New refuses an impossible
-// one rather than putting a default in its place. Only the fields that are no configuration key (the health
-// probes, FailureStoreTimeout, Logger, Now) take a value of their own when zero.
+// one rather than putting a default in its place. Only the fields that are no configuration key (HealthTimeout,
+// FailureStoreTimeout, Logger, Now) take a value of their own when zero.
 type Options struct {
 	// Upstreams are the base URLs of the cores, e.g. http://127.0.0.1:8081; a path in them prefixes every
 	// forwarded path (the same for all). Several cores are balanced by least load; the first one's host is the
 	// Host header sent upstream. At least one.
 	Upstreams []string
-	// HealthInterval is how often each core's /readyz is probed when there are several cores. If zero, 1s;
-	// negative: no probes (a core that refused a connection is skipped for 1s). HealthTimeout bounds one
-	// probe; if zero, 1s.
+	// HealthInterval is how often each core's /readyz is probed when there are several cores; 0 = never (a
+	// core that refused a connection is then skipped for 1s). HealthTimeout bounds one probe; if zero, 1s.
 	HealthInterval, HealthTimeout time.Duration
 	// UpstreamTimeout bounds one upstream exchange (dial, write, read); > 0.
 	UpstreamTimeout time.Duration
@@ -122,6 +120,7 @@ func (o *Options) check() error {
 		{o.BodyBudget >= int64(o.MaxBodyBytes), "BodyBudget must be >= MaxBodyBytes"},
 		{o.MaxConns > 0 && o.MaxConnsPerIP > 0, "MaxConns and MaxConnsPerIP must be > 0"},
 		{o.MaxResponseBytes > 0, "MaxResponseBytes must be > 0"},
+		{o.HealthInterval >= 0 && o.HealthTimeout >= 0, "HealthInterval and HealthTimeout must not be negative"},
 		{o.ReadTimeout >= 0 && o.WriteTimeout >= 0 && o.IdleTimeout >= 0, "server timeouts must not be negative"},
 		{o.AuthTTL >= 0, "AuthTTL must not be negative (0 = never)"},
 		{o.MaxUserFailures > 0 && o.MaxIPFailures > 0 && o.MaxUserFailuresAllIPs > 0, "the failed-login limits must be > 0"},
@@ -139,10 +138,7 @@ func (o *Options) check() error {
 
 // fill gives the fields that are no configuration key their value when zero.
 func (o *Options) fill() {
-	if o.HealthInterval == 0 {
-		o.HealthInterval = DefaultHealthInterval
-	}
-	if o.HealthTimeout <= 0 {
+	if o.HealthTimeout == 0 {
 		o.HealthTimeout = DefaultHealthTimeout
 	}
 	if o.FailureStoreTimeout <= 0 {

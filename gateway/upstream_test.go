@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -64,6 +65,36 @@ func TestNewUpstream(t *testing.T) {
 				if tls[i] != tc.tls[i] {
 					t.Errorf("%s: tls=%v, want %v", addrs[i], tls[i], tc.tls[i])
 				}
+			}
+		})
+	}
+}
+
+// TestHealthProbesOnlyWhenAsked checks that a gateway with several cores probes them when given a
+// HealthInterval and not at all when it is zero (the balancer then rests a refusing core for a while).
+func TestHealthProbesOnlyWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		want     bool
+	}{
+		{"zero: no probes", 0, false},
+		{"interval: probes", time.Hour, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := configured()
+			o.Upstreams = []string{"http://" + deadAddr(t), "http://" + deadAddr(t)}
+			o.HealthInterval = tc.interval
+			g, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = g.Shutdown(t.Context()) }()
+			if got := g.up.prober != nil; got != tc.want {
+				t.Errorf("prober running: %v, want %v", got, tc.want)
+			}
+			if got := g.up.balancer.probing; got != tc.want {
+				t.Errorf("balancer probing: %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -56,7 +56,7 @@ func BenchmarkAdmitRedisFlood(b *testing.B) {
 		b.Run("NoRejectCache="+strconv.FormatBool(noCache), func(b *testing.B) {
 			srv := redistest.Start(b)
 			l := mustNew(b, Options{Redis: newClient(b, srv), RedisTimeout: 10 * time.Second, NoRejectCache: noCache,
-				Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 1, Period: time.Hour}}})
+				Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour}}})
 			b.SetParallelism(8)
 			b.ReportAllocs()
 			defer reportCPU(b, srv.PID())()

@@ -3,7 +3,7 @@
 //
 // # Semantics
 //
-// A Policy allows Limit requests per Period with Burst (default Limit) arriving at once, counted per api_key, per
+// A Policy allows Limit requests per Period with Burst arriving at once, counted per api_key, per
 // user (api_key + Basic user name) or per client IP. Every policy that matches a request must admit it, and a
 // request that one policy rejects consumes no other policy's quota. Overrides replace a policy's numbers for one
 // api_key. GCRA keeps one value per key, the theoretical arrival time (TAT): requests are spaced Period/Limit

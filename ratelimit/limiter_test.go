@@ -15,7 +15,7 @@ func TestAdmitBoundary(t *testing.T) { eachBackend(t, testAdmitBoundary) }
 
 func testAdmitBoundary(t *testing.T, backend string) {
 	l := newLimiter(t, backend, Options{Policies: []Policy{
-		{Name: "account", Key: KeyAPIKey, Limit: 5, Period: time.Hour},
+		{Name: "account", Key: KeyAPIKey, Limit: 5, Burst: 5, Period: time.Hour},
 	}})
 	r := Request{APIKey: "k1", User: "alice", IP: "10.0.0.1"}
 	ctx := context.Background()
@@ -75,8 +75,8 @@ func TestKeys(t *testing.T) { eachBackend(t, testKeys) }
 
 func testKeys(t *testing.T, backend string) {
 	l := newLimiter(t, backend, Options{Policies: []Policy{
-		{Name: "per-user", Key: KeyUser, Limit: 1, Period: time.Hour},
-		{Name: "per-ip", Key: KeyIP, Limit: 3, Period: time.Hour},
+		{Name: "per-user", Key: KeyUser, Limit: 1, Burst: 1, Period: time.Hour},
+		{Name: "per-ip", Key: KeyIP, Limit: 3, Burst: 3, Period: time.Hour},
 	}})
 	ctx := context.Background()
 	tests := []struct {
@@ -107,8 +107,8 @@ func TestEveryPolicyMustAdmit(t *testing.T) { eachBackend(t, testEveryPolicyMust
 
 func testEveryPolicyMustAdmit(t *testing.T, backend string) {
 	l := newLimiter(t, backend, Options{Policies: []Policy{
-		{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour},
-		{Name: "ip", Key: KeyIP, Limit: 3, Period: time.Hour},
+		{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour},
+		{Name: "ip", Key: KeyIP, Limit: 3, Burst: 3, Period: time.Hour},
 	}})
 	ctx := context.Background()
 	steps := []struct {
@@ -140,8 +140,8 @@ func TestOverrides(t *testing.T) { eachBackend(t, testOverrides) }
 
 func testOverrides(t *testing.T, backend string) {
 	l := newLimiter(t, backend, Options{
-		Policies:  []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}},
-		Overrides: []Override{{APIKey: "vip", Policy: "account", Limit: 4, Period: 2 * time.Hour}},
+		Policies:  []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour}},
+		Overrides: []Override{{APIKey: "vip", Policy: "account", Limit: 4, Burst: 4, Period: 2 * time.Hour}},
 	})
 	tests := []struct {
 		key    string
@@ -166,7 +166,7 @@ func TestStatusDoesNotConsume(t *testing.T) { eachBackend(t, testStatusDoesNotCo
 
 func testStatusDoesNotConsume(t *testing.T, backend string) {
 	l := newLimiter(t, backend, Options{Policies: []Policy{
-		{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour},
+		{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour},
 	}})
 	ctx := context.Background()
 	r := Request{APIKey: "k"}
@@ -308,7 +308,7 @@ func TestManyPolicies(t *testing.T) {
 	var ps []Policy
 	for i := range 12 {
 		ps = append(ps, Policy{Name: "p" + strconv.Itoa(i), Key: []string{KeyAPIKey, KeyUser, KeyIP}[i%3],
-			Limit: 2 + i, Period: time.Hour, MaxDelay: time.Duration(i%2) * time.Nanosecond})
+			Limit: 2 + i, Burst: 2 + i, Period: time.Hour, MaxDelay: time.Duration(i%2) * time.Nanosecond})
 	}
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestAdmitAllocations(t *testing.T) {
 	for _, backend := range []string{"local", "redis-ap"} {
 		t.Run(backend, func(t *testing.T) {
 			l := newLimiter(t, backend, Options{Policies: []Policy{
-				{Name: "account", Key: KeyAPIKey, Limit: 1, Period: time.Hour}}})
+				{Name: "account", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour}}})
 			r := Request{APIKey: "k", IP: "10.0.0.1"}
 			admitN(l, r, 2) // the second is rejected by Redis, and remembered
 			if got := testing.AllocsPerRun(100, func() { l.Admit(context.Background(), r) }); got != 1 {

@@ -15,7 +15,7 @@ type Policy struct {
 	Key      string        // what is counted: api_key, user (api_key + username) or ip
 	Limit    int           // requests ...
 	Period   time.Duration // ... per period
-	Burst    int           // how many may arrive at once; 0 = Limit
+	Burst    int           // how many may arrive at once; at least 1 (the configuration's default is Limit)
 	MaxDelay time.Duration // shaping: hold a request up to this long for its slot instead of rejecting; 0 = never
 }
 
@@ -26,7 +26,7 @@ type Override struct {
 	Policy string // a Policy.Name
 	Limit  int
 	Period time.Duration
-	Burst  int // 0 = Limit
+	Burst  int // at least 1, as Policy.Burst
 }
 
 // Key kinds of a Policy.
@@ -68,9 +68,6 @@ func newRule(p Policy, replicas int) (*rule, error) {
 	case KeyAPIKey, KeyUser, KeyIP:
 	default:
 		return nil, fmt.Errorf("policy %q: key %q: want api_key, user or ip", p.Name, p.Key)
-	}
-	if p.Burst == 0 {
-		p.Burst = p.Limit
 	}
 	if err := validNumbers(p.Limit, p.Period, p.Burst); err != nil {
 		return nil, fmt.Errorf("policy %q: %w", p.Name, err)
@@ -161,7 +158,7 @@ func validNumbers(limit int, period time.Duration, burst int) error {
 	case period <= 0:
 		return fmt.Errorf("period %s: must be positive", period)
 	case burst < 1:
-		return fmt.Errorf("burst %d: must be at least 1 (0 means limit)", burst)
+		return fmt.Errorf("burst %d: must be at least 1", burst)
 	case float64(limit)/period.Seconds() > maxRate:
 		return fmt.Errorf("limit %d per %s: at most %d per second", limit, period, maxRate)
 	case burst > 1<<30:

@@ -7,7 +7,7 @@ import (
 )
 
 func TestNewValidates(t *testing.T) {
-	ok := Policy{Name: "account", Key: KeyAPIKey, Limit: 25, Period: 10 * time.Second}
+	ok := Policy{Name: "account", Key: KeyAPIKey, Limit: 25, Burst: 25, Period: 10 * time.Second}
 	tests := []struct {
 		name    string
 		opt     Options
@@ -15,28 +15,31 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"no policies", Options{}, ""},
 		{"contract example", Options{Policies: []Policy{ok},
-			Overrides: []Override{{APIKey: "acme-7f3a", Policy: "account", Limit: 1000, Period: time.Second}}}, ""},
+			Overrides: []Override{{APIKey: "acme-7f3a", Policy: "account", Limit: 1000, Burst: 1000, Period: time.Second}}}, ""},
 		{"503", Options{Policies: []Policy{ok}, RejectStatus: 503}, ""},
 		{"reject status 500", Options{RejectStatus: 500}, "reject_status 500"},
 		{"on_redis_error", Options{OnRedisError: "panic"}, `on_redis_error "panic"`},
-		{"empty name", Options{Policies: []Policy{{Key: KeyIP, Limit: 1, Period: time.Second}}}, "policy name"},
-		{"bad name", Options{Policies: []Policy{{Name: `a"b`, Key: KeyIP, Limit: 1, Period: time.Second}}}, "only letters"},
-		{"bad key", Options{Policies: []Policy{{Name: "p", Key: "host", Limit: 1, Period: time.Second}}}, `key "host"`},
+		{"empty name", Options{Policies: []Policy{{Key: KeyIP, Limit: 1, Burst: 1, Period: time.Second}}}, "policy name"},
+		{"bad name", Options{Policies: []Policy{{Name: `a"b`, Key: KeyIP, Limit: 1, Burst: 1, Period: time.Second}}}, "only letters"},
+		{"bad key", Options{Policies: []Policy{{Name: "p", Key: "host", Limit: 1, Burst: 1, Period: time.Second}}}, `key "host"`},
 		{"zero limit", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Period: time.Second}}}, "limit 0"},
-		{"zero period", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1}}}, "period 0s"},
+		{"zero period", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1, Burst: 1}}}, "period 0s"},
+		{"zero burst", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1, Period: time.Second}}}, "burst 0"},
 		{"negative burst", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1, Period: time.Second, Burst: -1}}}, "burst -1"},
-		{"negative max_delay", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1, Period: time.Second, MaxDelay: -1}}}, "max_delay"},
-		{"too fast", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 2_000_000, Period: time.Second}}}, "at most"},
+		{"negative max_delay", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 1, Burst: 1, Period: time.Second, MaxDelay: -1}}}, "max_delay"},
+		{"too fast", Options{Policies: []Policy{{Name: "p", Key: KeyIP, Limit: 2_000_000, Burst: 2_000_000, Period: time.Second}}}, "at most"},
 		{"duplicate policy", Options{Policies: []Policy{ok, ok}}, "defined twice"},
 		{"override of unknown policy", Options{Policies: []Policy{ok},
-			Overrides: []Override{{APIKey: "k", Policy: "daily", Limit: 1, Period: time.Second}}}, `unknown policy "daily"`},
+			Overrides: []Override{{APIKey: "k", Policy: "daily", Limit: 1, Burst: 1, Period: time.Second}}}, `unknown policy "daily"`},
 		{"override without api_key", Options{Policies: []Policy{ok},
-			Overrides: []Override{{Policy: "account", Limit: 1, Period: time.Second}}}, "api_key is empty"},
+			Overrides: []Override{{Policy: "account", Limit: 1, Burst: 1, Period: time.Second}}}, "api_key is empty"},
 		{"override with zero period", Options{Policies: []Policy{ok},
-			Overrides: []Override{{APIKey: "k", Policy: "account", Limit: 1}}}, "period 0s"},
+			Overrides: []Override{{APIKey: "k", Policy: "account", Limit: 1, Burst: 1}}}, "period 0s"},
+		{"override with zero burst", Options{Policies: []Policy{ok},
+			Overrides: []Override{{APIKey: "k", Policy: "account", Limit: 1, Period: time.Second}}}, "burst 0"},
 		{"duplicate override", Options{Policies: []Policy{ok}, Overrides: []Override{
-			{APIKey: "k", Policy: "account", Limit: 1, Period: time.Second},
-			{APIKey: "k", Policy: "account", Limit: 2, Period: time.Second}}}, "defined twice"},
+			{APIKey: "k", Policy: "account", Limit: 1, Burst: 1, Period: time.Second},
+			{APIKey: "k", Policy: "account", Limit: 2, Burst: 2, Period: time.Second}}}, "defined twice"},
 		{"negative max held", Options{MaxHeld: -1}, "max held"},
 		{"negative replicas", Options{LocalReplicas: -2}, "local replicas"},
 	}
@@ -95,7 +98,7 @@ func TestRuleKey(t *testing.T) {
 		{KeyAPIKey, Request{APIKey: long}, "reqgate:rl:p:k:" + keyPart(long)},
 	}
 	for _, tt := range tests {
-		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Period: time.Second}, 1)
+		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Burst: 1, Period: time.Second}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,9 +141,9 @@ func FuzzAdmitLocal(f *testing.F) {
 	f.Add("", "", "")
 	f.Add(strings.Repeat("k", 300), "a:b", "::1")
 	l, err := New(withConfig(Options{Logger: quiet, Policies: []Policy{
-		{Name: "k", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
-		{Name: "u", Key: KeyUser, Limit: 1, Period: time.Hour, MaxDelay: time.Nanosecond},
-		{Name: "i", Key: KeyIP, Limit: 1, Period: time.Hour},
+		{Name: "k", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour},
+		{Name: "u", Key: KeyUser, Limit: 1, Burst: 1, Period: time.Hour, MaxDelay: time.Nanosecond},
+		{Name: "i", Key: KeyIP, Limit: 1, Burst: 1, Period: time.Hour},
 	}}))
 	if err != nil {
 		f.Fatal(err)

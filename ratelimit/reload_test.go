@@ -13,7 +13,7 @@ func TestWithPoliciesKeepsCounts(t *testing.T) { eachBackend(t, testWithPolicies
 
 func testWithPoliciesKeepsCounts(t *testing.T, backend string) {
 	old := newLimiter(t, backend, Options{
-		Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 10, Period: time.Hour}},
+		Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 10, Burst: 10, Period: time.Hour}},
 	})
 	if got, _ := admitN(old, Request{APIKey: "a"}, 4); got != 4 {
 		t.Fatalf("old policy admitted %d of 4", got)
@@ -28,12 +28,12 @@ func testWithPoliciesKeepsCounts(t *testing.T, backend string) {
 	}{
 		// The four requests took four tenths of the hour: two of the five of the tightened policy, so three
 		// more pass (a fresh count would let five through).
-		{"tightened", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 5, Period: time.Hour}}, nil, "a", 3, `"account";q=5;w=3600`},
+		{"tightened", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 5, Burst: 5, Period: time.Hour}}, nil, "a", 3, `"account";q=5;w=3600`},
 		// An override of the same policy for another key counts that key alone.
-		{"override", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 5, Period: time.Hour}},
-			[]Override{{APIKey: "b", Policy: "account", Limit: 2, Period: time.Hour}}, "b", 2, `"account";q=2;w=3600`},
+		{"override", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 5, Burst: 5, Period: time.Hour}},
+			[]Override{{APIKey: "b", Policy: "account", Limit: 2, Burst: 2, Period: time.Hour}}, "b", 2, `"account";q=2;w=3600`},
 		// A policy of a new name starts counting from nothing.
-		{"renamed", []Policy{{Name: "other", Key: KeyAPIKey, Limit: 3, Period: time.Hour}}, nil, "a", 3, `"other";q=3;w=3600`},
+		{"renamed", []Policy{{Name: "other", Key: KeyAPIKey, Limit: 3, Burst: 3, Period: time.Hour}}, nil, "a", 3, `"other";q=3;w=3600`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,17 +55,17 @@ func testWithPoliciesKeepsCounts(t *testing.T, backend string) {
 // TestWithPoliciesRefuses gives WithPolicies what New refuses: the error names the fault and the old limiter
 // keeps its policy.
 func TestWithPoliciesRefuses(t *testing.T) {
-	old := mustNew(t, Options{Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}}})
+	old := mustNew(t, Options{Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour}}})
 	tests := []struct {
 		name      string
 		policies  []Policy
 		overrides []Override
 		want      string
 	}{
-		{"bad key", []Policy{{Name: "account", Key: "host", Limit: 2, Period: time.Hour}}, nil, `key "host"`},
-		{"unknown policy", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}},
-			[]Override{{APIKey: "b", Policy: "nope", Limit: 1, Period: time.Hour}}, `unknown policy "nope"`},
-		{"twice", []Policy{{Name: "a", Key: KeyIP, Limit: 1, Period: time.Second}, {Name: "a", Key: KeyIP, Limit: 1, Period: time.Second}}, nil, "defined twice"},
+		{"bad key", []Policy{{Name: "account", Key: "host", Limit: 2, Burst: 2, Period: time.Hour}}, nil, `key "host"`},
+		{"unknown policy", []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour}},
+			[]Override{{APIKey: "b", Policy: "nope", Limit: 1, Burst: 1, Period: time.Hour}}, `unknown policy "nope"`},
+		{"twice", []Policy{{Name: "a", Key: KeyIP, Limit: 1, Burst: 1, Period: time.Second}, {Name: "a", Key: KeyIP, Limit: 1, Burst: 1, Period: time.Second}}, nil, "defined twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestWithPoliciesRefuses(t *testing.T) {
 
 // TestWithPoliciesShaping switches shaping on: a request over the rate is then held instead of rejected.
 func TestWithPoliciesShaping(t *testing.T) {
-	old := mustNew(t, Options{Policies: []Policy{{Name: "p", Key: KeyAPIKey, Limit: 1, Period: time.Hour}}})
+	old := mustNew(t, Options{Policies: []Policy{{Name: "p", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour}}})
 	if got, _ := admitN(old, Request{APIKey: "s"}, 2); got != 1 {
 		t.Fatalf("old policy admitted %d of 2, want 1", got)
 	}

@@ -33,7 +33,7 @@ func TestScriptReload(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
 	l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, Policies: []Policy{
-		{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour},
+		{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour},
 	}})
 	ctx := context.Background()
 	if got := shared(l, Request{APIKey: "k"}, 1); got != 1 {
@@ -56,7 +56,7 @@ func TestScriptReload(t *testing.T) {
 func TestReplicasShareLimits(t *testing.T) {
 	t.Parallel()
 	ls := replicas(t, redistest.Start(t), 3, Options{RedisTimeout: testRedisTimeout, Policies: []Policy{
-		{Name: "account", Key: KeyAPIKey, Limit: 6, Period: time.Hour},
+		{Name: "account", Key: KeyAPIKey, Limit: 6, Burst: 6, Period: time.Hour},
 	}})
 	allowed := 0
 	for i := range 12 {
@@ -157,7 +157,7 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 	srv := redistest.Start(t)
 	var logs lockedBuffer
 	opt := Options{
-		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Period: time.Hour}},
+		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Burst: 3, Period: time.Hour}},
 		OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
 		LocalReplicas: tt.replicas, NoAutoPipeline: !tt.autoPipeline,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -242,7 +242,7 @@ func TestRedisStalled(t *testing.T) {
 func testRedisStalled(t *testing.T, autoPipeline bool) {
 	srv := redistest.Start(t)
 	l := replicas(t, srv, 1, Options{
-		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Period: time.Hour}},
+		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour}},
 		RedisTimeout: 500 * time.Millisecond, RedisBackoff: 100 * time.Millisecond, NoAutoPipeline: !autoPipeline,
 	})[0]
 	ctx := context.Background()
@@ -293,8 +293,8 @@ func testRejectCache(t *testing.T, noCache bool) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
 	l := mustNew(t, Options{Redis: c, RedisTimeout: testRedisTimeout, NoRejectCache: noCache, Policies: []Policy{
-		{Name: "slow", Key: KeyAPIKey, Limit: 1, Period: time.Hour},
-		{Name: "fast", Key: KeyIP, Limit: 1, Period: 300 * time.Millisecond},
+		{Name: "slow", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour},
+		{Name: "fast", Key: KeyIP, Limit: 1, Burst: 1, Period: 300 * time.Millisecond},
 	}})
 	ctx := context.Background()
 	slow, fast := Request{APIKey: "k"}, Request{IP: "ip"}
@@ -334,8 +334,8 @@ func testRejectCache(t *testing.T, noCache bool) {
 func TestRejectCacheOverrides(t *testing.T) {
 	t.Parallel()
 	l := mustNew(t, Options{Redis: newClient(t, redistest.Start(t)), RedisTimeout: testRedisTimeout,
-		Policies:  []Policy{{Name: "ip", Key: KeyIP, Limit: 1, Period: time.Hour}},
-		Overrides: []Override{{APIKey: "vip", Policy: "ip", Limit: 2, Period: time.Hour}},
+		Policies:  []Policy{{Name: "ip", Key: KeyIP, Limit: 1, Burst: 1, Period: time.Hour}},
+		Overrides: []Override{{APIKey: "vip", Policy: "ip", Limit: 2, Burst: 2, Period: time.Hour}},
 	})
 	vip, plain := Request{APIKey: "vip", IP: "ip"}, Request{APIKey: "plain", IP: "ip"}
 	// vip's request moves the shared TAT half an hour ahead: a whole bucket under plain's 1 per hour, half of
@@ -359,7 +359,7 @@ func TestCredits(t *testing.T) {
 		t.Run("NoCredits="+strconv.FormatBool(noCredits), func(t *testing.T) {
 			srv := redistest.Start(t)
 			l := mustNew(t, Options{Redis: newClient(t, srv), RedisTimeout: testRedisTimeout, NoCredits: noCredits,
-				Policies: []Policy{{Name: "fast", Key: KeyAPIKey, Limit: 1_000_000, Period: time.Second}}})
+				Policies: []Policy{{Name: "fast", Key: KeyAPIKey, Limit: 1_000_000, Burst: 1_000_000, Period: time.Second}}})
 			if got := shared(l, Request{APIKey: "k"}, 170); got != 170 {
 				t.Fatalf("admitted %d of 170 (-1: fallback)", got)
 			}

@@ -17,6 +17,11 @@ import (
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
+// healthInterval is how often the gateway probes each core's /readyz when there are several: no configuration
+// key, but not left to the gateway either, whose zero means no probes. Once a second takes a stopped core out,
+// and puts a recovered one back, within about a second, for a few tiny requests per core.
+const healthInterval = time.Second
+
 // gatewayNode is the gateway with its Redis client (when --redis is set).
 type gatewayNode struct {
 	gw      *gateway.Gateway
@@ -101,6 +106,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 	}
 	gw, err := gateway.New(gateway.Options{
 		Upstreams:        urls,
+		HealthInterval:   healthInterval,
 		UpstreamTimeout:  cfg.Upstream.Timeout,
 		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
 		MaxConnWait:      cfg.Upstream.MaxConnWait,

@@ -225,9 +225,9 @@ func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
 func TestQuotaTheft(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: "api_key", Limit: 5, Period: time.Hour},
-		{Name: "user", Key: "user", Limit: 5, Period: time.Hour},
-		{Name: "ip", Key: "ip", Limit: 40, Period: time.Hour},
+		{Name: "account", Key: "api_key", Limit: 5, Burst: 5, Period: time.Hour},
+		{Name: "user", Key: "user", Limit: 5, Burst: 5, Period: time.Hour},
+		{Name: "ip", Key: "ip", Limit: 40, Burst: 40, Period: time.Hour},
 	}}))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 )
 
 // Options are the options cmd/reqgate gives the gateway under the default configuration, but with the cache
-// off: a test about the cache turns it on.
+// off and no health probes of several cores: a test about either turns it on.
 func Options() gateway.Options {
 	c := config.Default(config.RoleGateway)
 	return gateway.Options{

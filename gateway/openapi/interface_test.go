@@ -32,7 +32,7 @@ type step struct {
 func TestJSONInterface(t *testing.T) {
 	v := newValidator(t)
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}}))
+		{Name: "account", Key: "api_key", Limit: 100000, Burst: 100000, Period: time.Minute}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestJSONThrottled(t *testing.T) {
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{RejectStatus: status, Policies: []ratelimit.Policy{
-				{Name: "account", Key: "api_key", Limit: 1, Period: time.Minute}}}))
+				{Name: "account", Key: "api_key", Limit: 1, Burst: 1, Period: time.Minute}}}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func writeBody(r openapi.Route, title string) string {
 func TestRouteTable(t *testing.T) {
 	v := newValidator(t)
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
-		{Name: "account", Key: "api_key", Limit: 100000, Period: time.Minute}}}))
+		{Name: "account", Key: "api_key", Limit: 100000, Burst: 100000, Period: time.Minute}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
