@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/ratelimit/redistest"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // The Helm chart's Grafana dashboard and the PrometheusRule it reads, as files of the repository.
@@ -33,7 +35,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if err := os.WriteFile(config, []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(dir, "r.db"),
 		"--redis", rds.URL(), "--config", config)
 	waitReady(t, p, "http://"+admin+"/readyz")

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestMetricsExposition scrapes /metrics of a running `serve` without Redis and checks it as Prometheus tooling
@@ -16,7 +18,7 @@ import (
 // family so named); every family is in the families table, and every family of the table is documented in
 // docs/operations.md; reqgate_ratelimit_redis_up reads 0 without Redis.
 func TestMetricsExposition(t *testing.T) {
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(t.TempDir(), "r.db"))
 	waitReady(t, p, "http://"+admin+"/readyz")
 	do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", "") // moves the request series

@@ -15,6 +15,8 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestAccessLogFollowsLogConfig checks that the gateway's access log takes log.format and is off above
@@ -62,9 +64,9 @@ func TestEveryLineIsJSONWhileRedisIsDown(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("ratelimit:\n  policies:\n    - {name: per-ip, key: ip, limit: 100, period: 1s}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen := freeAddr(t)
-	p := start(t, "gateway", "--listen", listen, "--admin-listen", "off", "--upstream", "http://"+freeAddr(t),
-		"--redis", "redis://"+freeAddr(t), "--config", cfg)
+	listen := testbin.FreeAddr(t)
+	p := start(t, "gateway", "--listen", listen, "--admin-listen", "off", "--upstream", "http://"+testbin.FreeAddr(t),
+		"--redis", "redis://"+testbin.FreeAddr(t), "--config", cfg)
 	waitReady(t, p, "http://"+listen+"/healthz")
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && !strings.Contains(p.stdout.String(), `"part":"redis"`) {
@@ -101,7 +103,7 @@ func TestCoreRequestLog(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			listen := freeAddr(t)
+			listen := testbin.FreeAddr(t)
 			p := start(t, "core", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "c.db"),
 				"--accounts", accounts, "--set", "log.level="+tt.level, "--set", "log.format="+tt.format)
 			waitReady(t, p, "http://"+listen+"/readyz")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,46 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // These tests run the real binary, as an operator would: built once per test run, started with the
 // contract's flags on free loopback ports and a temporary SQLite file.
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reqgate-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "reqgate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // proc is one running reqgate process.
 type proc struct {
@@ -81,7 +46,7 @@ func (l *lockedBuffer) String() string {
 
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
+	cmd := exec.Command(testbin.Binary(t), args...)
 	cmd.Env = os.Environ()
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -144,7 +109,7 @@ func do(t *testing.T, method, url, user, body string) (*http.Response, string) {
 }
 
 func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	db := filepath.Join(t.TempDir(), "data", "reqgate.db")
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", db)
 	waitReady(t, p, "http://"+admin+"/readyz")
@@ -214,7 +179,7 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "core.db")
-	listen := freeAddr(t)
+	listen := testbin.FreeAddr(t)
 	args := []string{"core", "--listen", listen, "--admin-listen", "off", "--db", db, "--accounts", accounts}
 	p := start(t, args...)
 	waitReady(t, p, "http://"+listen+"/readyz")
@@ -291,7 +256,7 @@ func TestConfigCheckRefusesBadFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("cache:\n  ttl: soon\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(binary(t), "config", "check", bad).CombinedOutput()
+	out, err := exec.Command(testbin.Binary(t), "config", "check", bad).CombinedOutput()
 	if err == nil {
 		t.Fatalf("config check of a bad file succeeded:\n%s", out)
 	}
@@ -299,7 +264,7 @@ func TestConfigCheckRefusesBadFile(t *testing.T) {
 		t.Errorf("refusal does not name the key cache.ttl:\n%s", out)
 	}
 	// A bad value refuses to start, naming the key, and exits non-zero.
-	cmd := exec.Command(binary(t), "serve", "--config", bad, "--admin-listen", "off")
+	cmd := exec.Command(testbin.Binary(t), "serve", "--config", bad, "--admin-listen", "off")
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cache.ttl") {
 		t.Errorf("serve with a bad config: err=%v, output:\n%s", err, out)
@@ -370,7 +335,7 @@ func TestLocationBehindProxies(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			listen := freeAddr(t)
+			listen := testbin.FreeAddr(t)
 			db := filepath.Join(dir, fmt.Sprintf("%d.db", i))
 			p := start(t, append(tt.args, "--listen", listen, "--admin-listen", "off", "--db", db, "--accounts", accounts)...)
 			waitReady(t, p, "http://"+listen+"/readyz")

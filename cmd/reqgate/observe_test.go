@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // metricSum adds up every sample of a metric family in Prometheus text (all label sets).
@@ -32,7 +34,7 @@ func metricSum(text, name string) float64 {
 // one JSON access-log line with its request id, account, user, route, status and cache result, and never the
 // credentials; the request, cache and store metrics move.
 func TestAccessLogAndMetrics(t *testing.T) {
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(t.TempDir(), "r.db"))
 	waitReady(t, p, "http://"+admin+"/readyz")
 	_, before := do(t, http.MethodGet, "http://"+admin+"/metrics", "", "")

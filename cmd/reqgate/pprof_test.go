@@ -4,18 +4,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestPProfOnAdminListener checks that a running process can be profiled through its admin listener, and that
 // admin.pprof: false takes the profiler away.
 func TestPProfOnAdminListener(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		listen, admin := freeAddr(t), freeAddr(t)
+		listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 		args := []string{"gateway", "--listen", listen, "--admin-listen", admin}
 		if !on {
 			args = append(args, "--set", "admin.pprof=false")
 		}
-		p := start(t, append(args, "--upstream", "http://"+freeAddr(t))...)
+		p := start(t, append(args, "--upstream", "http://"+testbin.FreeAddr(t))...)
 		waitReady(t, p, "http://"+admin+"/healthz")
 		resp, body := do(t, http.MethodGet, "http://"+admin+"/debug/pprof/goroutine?debug=1", "", "")
 		switch {

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestPurgeOnAdminListener purges the demo account through the admin listener of `reqgate serve`: the cached
 // read is fetched again, and a purge must name its account and be a POST.
 func TestPurgeOnAdminListener(t *testing.T) {
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(t.TempDir(), "r.db"))
 	waitReady(t, p, "http://"+admin+"/readyz")
 	read := "http://" + listen + "/api2/demo/re/1"

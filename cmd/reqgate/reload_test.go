@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // These tests reload the configuration of the real binary with SIGHUP, as an operator would after editing
@@ -37,7 +39,7 @@ func startReloadable(t *testing.T, yaml string, extra ...string) *reloadNode {
 func startRole(t *testing.T, role, yaml string, extra ...string) *reloadNode {
 	t.Helper()
 	dir := t.TempDir()
-	n := &reloadNode{config: filepath.Join(dir, "reqgate.yaml"), listen: freeAddr(t), admin: freeAddr(t)}
+	n := &reloadNode{config: filepath.Join(dir, "reqgate.yaml"), listen: testbin.FreeAddr(t), admin: testbin.FreeAddr(t)}
 	if !strings.Contains(yaml, "listen:") {
 		yaml = fmt.Sprintf("listen: %s\nadmin_listen: %s\n", n.listen, n.admin) + yaml
 	}
@@ -247,7 +249,7 @@ func TestReloadRestartKeysAndLogLevel(t *testing.T) {
 	accessLine := regexp.MustCompile(`"msg":"request"[^\n]*"path":"/api2/demo/re/1"`)
 	send(t, http.DefaultClient, url, "demo", "demo")
 
-	moved := freeAddr(t)
+	moved := testbin.FreeAddr(t)
 	n.write(t, fmt.Sprintf("listen: %s\nadmin_listen: %s\nlog:\n  level: info\n", moved, n.admin))
 	n.reload(t, "applied", 1)
 

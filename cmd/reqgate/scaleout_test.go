@@ -18,6 +18,8 @@ import (
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // These tests run reqgate scaled out, as docs/operations.md ("N gateway replicas with Redis") describes:
@@ -47,7 +49,7 @@ func writeAccounts(t *testing.T) string {
 func startCores(t *testing.T, n int, dsn, accounts string) (procs []*proc, urls []string) {
 	t.Helper()
 	for range n {
-		addr := freeAddr(t)
+		addr := testbin.FreeAddr(t)
 		procs = append(procs, start(t, "core", "--listen", addr, "--admin-listen", "off", "--db", dsn,
 			"--accounts", accounts))
 		urls = append(urls, "http://"+addr)
@@ -226,7 +228,7 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	coreProcs, cores := startCores(t, 2, dsn, accounts)
 	var gateways []string
 	for range 2 {
-		addr := freeAddr(t)
+		addr := testbin.FreeAddr(t)
 		p := start(t, "gateway", "--listen", addr, "--admin-listen", "off", "--upstream", strings.Join(cores, ","),
 			"--redis", rds.URL())
 		waitReady(t, p, "http://"+addr+"/readyz")
@@ -337,7 +339,7 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 // field history are provisioned there as on SQLite, and a restart does not provision them again.
 func TestServeOnPostgres(t *testing.T) {
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	listen := freeAddr(t)
+	listen := testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
 	waitReady(t, p, "http://"+listen+"/readyz")
 	for _, path := range []string{"/api2/demo/re/1", "/api2/demo/re/1/fieldhistory/103", "/api2/demo/re/1/related"} {

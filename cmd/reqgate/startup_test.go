@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestPortInUseProvisionsNothing starts serve on a fresh database path while one of its ports is taken: it
@@ -31,11 +33,11 @@ func TestPortInUseProvisionsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer busy.Close()
-			addrs := map[string]string{"listen": freeAddr(t), "admin-listen": freeAddr(t)}
+			addrs := map[string]string{"listen": testbin.FreeAddr(t), "admin-listen": testbin.FreeAddr(t)}
 			addrs[tt.busy] = busy.Addr().String()
 			dir := filepath.Join(t.TempDir(), "data")
 			db := filepath.Join(dir, "reqgate.db")
-			cmd := exec.Command(binary(t), "serve", "--listen", addrs["listen"], "--admin-listen", addrs["admin-listen"], "--db", db)
+			cmd := exec.Command(testbin.Binary(t), "serve", "--listen", addrs["listen"], "--admin-listen", addrs["admin-listen"], "--db", db)
 			done := make(chan struct{})
 			var out []byte
 			go func() { out, err = cmd.CombinedOutput(); close(done) }()
@@ -79,7 +81,7 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "core", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(t.TempDir(), "c.db"), "--accounts", file)
 
 	status := func(url string) int {
@@ -131,9 +133,9 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 
 	t.Run("comes up later", func(t *testing.T) {
 		// The core is pointed at a port where nothing listens yet; later a relay there forwards to PostgreSQL.
-		relayAddr := freeAddr(t)
+		relayAddr := testbin.FreeAddr(t)
 		dsn := strings.Replace(db, target, relayAddr, 1)
-		listen, admin := freeAddr(t), freeAddr(t)
+		listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 		p := start(t, "core", "--listen", listen, "--admin-listen", admin, "--db", dsn, "--set", "store.connect_timeout=60s")
 		waitReady(t, p, "http://"+admin+"/healthz")
 		time.Sleep(time.Second) // a few refused attempts
@@ -151,9 +153,9 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 	})
 
 	t.Run("gives up", func(t *testing.T) {
-		dsn := strings.Replace(db, target, freeAddr(t), 1)
+		dsn := strings.Replace(db, target, testbin.FreeAddr(t), 1)
 		start := time.Now()
-		out, err := exec.Command(binary(t), "core", "--listen", freeAddr(t), "--admin-listen", "off", "--db", dsn,
+		out, err := exec.Command(testbin.Binary(t), "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", dsn,
 			"--set", "store.connect_timeout=2s").CombinedOutput()
 		if err == nil {
 			t.Fatalf("core started without a database:\n%s", out)
@@ -169,7 +171,7 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 	t.Run("wrong password is not retried", func(t *testing.T) {
 		dsn := strings.Replace(db, "postgres://postgres@", "postgres://nobody:wrong@", 1)
 		start := time.Now()
-		out, err := exec.Command(binary(t), "core", "--listen", freeAddr(t), "--admin-listen", "off", "--db", dsn,
+		out, err := exec.Command(testbin.Binary(t), "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", dsn,
 			"--set", "store.connect_timeout=60s").CombinedOutput()
 		if err == nil {
 			t.Fatalf("core started with a wrong role:\n%s", out)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestServeTLS runs the binary with server.tls_cert_file and server.tls_key_file: the gateway answers HTTPS
@@ -25,7 +27,7 @@ import (
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
 	pair := certstest.Write(t, dir, "gw")
-	listen, admin := freeAddr(t), freeAddr(t)
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(dir, "reqgate.db"),
 		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile)
 	waitReady(t, p, "http://"+admin+"/readyz")
@@ -65,7 +67,7 @@ func TestServeTLS(t *testing.T) {
 		})
 	}
 
-	out, err := exec.Command(binary(t), "core", "--listen", freeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
+	out, err := exec.Command(testbin.Binary(t), "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
 		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile).CombinedOutput()
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "server.tls_cert_file") {
 		t.Errorf("core with TLS keys: exit %d, want 2 naming server.tls_cert_file:\n%s", code, out)

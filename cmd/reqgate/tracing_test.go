@@ -18,6 +18,8 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // otlpReceiver is a real OTLP/HTTP trace receiver on loopback: it decodes what exporters POST to /v1/traces.
@@ -105,7 +107,7 @@ func TestTracingThroughServe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recv := startReceiver(t)
-			listen := freeAddr(t)
+			listen := testbin.FreeAddr(t)
 			args := []string{"serve", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "r.db")}
 			for _, s := range tc.set {
 				args = append(args, "--set", s)
@@ -241,7 +243,7 @@ func TestCoreRequestLogTraceID(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv := startReceiver(t)
-	listen := freeAddr(t)
+	listen := testbin.FreeAddr(t)
 	p := start(t, "core", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "c.db"),
 		"--accounts", accounts, "--set", "tracing.endpoint="+recv.URL)
 	waitReady(t, p, "http://"+listen+"/readyz")

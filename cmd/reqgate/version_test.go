@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestVersion runs `reqgate version` and `reqgate --version` on the test's binary (a plain go build, which
@@ -29,9 +31,9 @@ func TestVersion(t *testing.T) {
 		name, bin, arg string
 		want           *regexp.Regexp
 	}{
-		{"command", binary(t), "version",
+		{"command", testbin.Binary(t), "version",
 			regexp.MustCompile(`^reqgate (v\S+|\(devel\))\n  revision: \S+( \(modified\))?\n  time:     \S+\n` + regexp.QuoteMeta(goLine) + `$`)},
-		{"flag", binary(t), "--version",
+		{"flag", testbin.Binary(t), "--version",
 			regexp.MustCompile(`^reqgate (v\S+|\(devel\))\n  revision: `)},
 		{"stamped", stamped, "version",
 			regexp.MustCompile(`^reqgate 9\.8\.7\n  revision: abc123 \(modified\)\n  time:     2026-01-02T03:04:05Z\n` + regexp.QuoteMeta(goLine) + `$`)},
@@ -49,8 +51,8 @@ func TestVersion(t *testing.T) {
 	}
 
 	t.Run("metric", func(t *testing.T) {
-		admin := freeAddr(t)
-		cmd := exec.Command(stamped, "gateway", "--listen", freeAddr(t), "--admin-listen", admin, "--upstream", "http://"+freeAddr(t))
+		admin := testbin.FreeAddr(t)
+		cmd := exec.Command(stamped, "gateway", "--listen", testbin.FreeAddr(t), "--admin-listen", admin, "--upstream", "http://"+testbin.FreeAddr(t))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/testbin"
 )
 
 // TestUploadsDoNotExhaustMemory plays the attacker who opens thousands of connections, each announcing a 1 MiB
@@ -24,8 +26,8 @@ import (
 func TestUploadsDoNotExhaustMemory(t *testing.T) {
 	const conns, addresses = 5000, 25
 	raiseFileLimit(t, 2*conns+1000)
-	bin := buildBinary(t)
-	addr := freeAddr(t)
+	bin := testbin.Binary(t)
+	addr := testbin.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--listen", addr, "--admin-listen", "off",
 		"--db", filepath.Join(t.TempDir(), "reqgate.db"))
 	cmd.Env = append(os.Environ(), "REQGATE_LOG_LEVEL=warn")
@@ -160,43 +162,6 @@ func raiseFileLimit(t *testing.T, n uint64) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur < n {
 		t.Fatalf("open-file limit %d (hard %d) is below the %d this test needs: %v", l.Cur, l.Max, n, err)
 	}
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// buildBinary builds cmd/reqgate once per test run, without the race detector (the figure is the binary's).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reqgate-attack")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "reqgate")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/reqgate/reqgate/cmd/reqgate").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func waitReady(t *testing.T, url string) {
