@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -57,17 +56,43 @@ func parseLevel(s string) slog.Level {
 	return slog.LevelInfo
 }
 
-// logWriter buffers log lines and flushes them every interval, when the buffer fills, and on Close. A
-// line of warning level or above is written at once (see Write), so an operator never waits for an error.
+// logWriter gathers log lines in a buffer and hands full buffers to a goroutine of its own that writes them, so
+// that a request never waits on the log's destination: a write to a file can stall for tens of milliseconds
+// while the kernel writes back dirty pages, which, done under the buffer's lock, would hold up every request
+// logging at that moment. Up to logBuffers buffers wait for the writer; past that, lines wait for it (nothing is
+// dropped). A line is handed over every interval, when a buffer fills, and on Flush and Close. A line of warning
+// level or above is written before Write returns (see Write), so an operator never waits for an error.
 type logWriter struct {
-	mu   sync.Mutex
-	buf  *bufio.Writer
-	stop chan struct{}
-	done chan struct{}
+	mu     sync.Mutex
+	cur    []byte         // lines being gathered
+	full   chan logChunk  // to the writer, in order
+	free   chan []byte    // empty buffers back from the writer
+	w      io.Writer      // written by the writer goroutine only, until Close
+	closed bool           // after Close lines are written directly
+	stop   chan struct{}  // ends the ticker
+	done   chan struct{}  // the ticker and the writer have ended
+	wrote  sync.WaitGroup // the writer goroutine
 }
 
+// logChunk is a buffer to write, or (ack set) a request to signal once everything before it is written.
+type logChunk struct {
+	b   []byte
+	ack chan struct{}
+}
+
+const (
+	logBufferSize = 64 << 10
+	logBuffers    = 16 // 1 MiB of lines may wait for a slow destination before a request waits for it
+)
+
 func newLogWriter(w io.Writer, interval time.Duration) *logWriter {
-	lw := &logWriter{buf: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	lw := &logWriter{cur: make([]byte, 0, logBufferSize), full: make(chan logChunk, logBuffers+1),
+		free: make(chan []byte, logBuffers), w: w, stop: make(chan struct{}), done: make(chan struct{})}
+	for range logBuffers - 1 {
+		lw.free <- make([]byte, 0, logBufferSize)
+	}
+	lw.wrote.Add(1)
+	go lw.writeOut()
 	go func() {
 		defer close(lw.done)
 		t := time.NewTicker(interval)
@@ -75,9 +100,10 @@ func newLogWriter(w io.Writer, interval time.Duration) *logWriter {
 		for {
 			select {
 			case <-t.C:
-				lw.Flush()
+				lw.mu.Lock()
+				lw.handOff()
+				lw.mu.Unlock()
 			case <-lw.stop:
-				lw.Flush()
 				return
 			}
 		}
@@ -85,25 +111,63 @@ func newLogWriter(w io.Writer, interval time.Duration) *logWriter {
 	return lw
 }
 
+// writeOut writes the buffers handed over, in order, and gives them back.
+func (lw *logWriter) writeOut() {
+	defer lw.wrote.Done()
+	for c := range lw.full {
+		if c.ack != nil {
+			close(c.ack)
+			continue
+		}
+		_, _ = lw.w.Write(c.b)
+		lw.free <- c.b[:0]
+	}
+}
+
+// handOff passes the gathered lines to the writer and takes an empty buffer; mu is held. When every buffer is
+// waiting for the writer it waits for one to come back.
+func (lw *logWriter) handOff() {
+	if len(lw.cur) == 0 || lw.closed {
+		return
+	}
+	lw.full <- logChunk{b: lw.cur}
+	lw.cur = <-lw.free
+}
+
+// add appends one line; mu is held.
+func (lw *logWriter) add(p []byte) (int, error) {
+	if lw.closed {
+		return lw.w.Write(p)
+	}
+	if len(lw.cur)+len(p) > cap(lw.cur) {
+		lw.handOff()
+	}
+	lw.cur = append(lw.cur, p...)
+	return len(p), nil
+}
+
 // Write appends one log line. slog handlers write each record with a single Write call.
 func (lw *logWriter) Write(p []byte) (int, error) {
 	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	n, err := lw.buf.Write(p)
-	if err == nil && urgent(p) {
-		err = lw.buf.Flush()
+	n, err := lw.add(p)
+	if err != nil || !urgent(p) {
+		lw.mu.Unlock()
+		return n, err
 	}
-	return n, err
+	ack := lw.flushLocked()
+	lw.mu.Unlock()
+	<-ack
+	return n, nil
 }
 
 // infoLines writes lines known to be of level info (the access log) into a logWriter, without looking for
-// an urgent level in each: they are flushed with the others.
+// an urgent level in each: they are written with the others.
 type infoLines struct{ lw *logWriter }
 
 func (w infoLines) Write(p []byte) (int, error) {
 	w.lw.mu.Lock()
 	defer w.lw.mu.Unlock()
-	return w.lw.buf.Write(p)
+	return w.lw.add(p)
 }
 
 // urgent reports whether a log line is a warning or an error (text or JSON handler form). The level comes
@@ -114,20 +178,41 @@ func urgent(p []byte) bool {
 		bytes.Contains(p, []byte(`"level":"WARN"`)) || bytes.Contains(p, []byte(`"level":"ERROR"`))
 }
 
-// Flush writes out what is buffered.
-func (lw *logWriter) Flush() {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	_ = lw.buf.Flush()
+// flushLocked hands the gathered lines over and returns a channel closed once the writer has written them and
+// everything before; mu is held.
+func (lw *logWriter) flushLocked() <-chan struct{} {
+	ack := make(chan struct{})
+	if lw.closed {
+		close(ack)
+		return ack
+	}
+	lw.handOff()
+	lw.full <- logChunk{ack: ack}
+	return ack
 }
 
-// Close stops the flusher after a last flush.
+// Flush writes out what is gathered and waits until it is written.
+func (lw *logWriter) Flush() {
+	lw.mu.Lock()
+	ack := lw.flushLocked()
+	lw.mu.Unlock()
+	<-ack
+}
+
+// Close writes out what is gathered and stops the ticker and the writer; lines written afterwards go straight
+// to the destination.
 func (lw *logWriter) Close() {
-	select {
-	case <-lw.stop:
-	default:
-		close(lw.stop)
+	lw.mu.Lock()
+	if lw.closed {
+		lw.mu.Unlock()
+		return
 	}
+	lw.handOff()
+	lw.closed = true
+	close(lw.full)
+	lw.wrote.Wait() // the writer takes no lock, and a buffer always has room in free
+	lw.mu.Unlock()
+	close(lw.stop)
 	<-lw.done
 }
 

@@ -363,3 +363,41 @@ func TestLocationBehindProxies(t *testing.T) {
 		})
 	}
 }
+
+// stallingWriter blocks every Write until release is closed, as a log file can while the kernel writes back.
+type stallingWriter struct {
+	release chan struct{}
+	lockedBuffer
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	<-w.release
+	return w.lockedBuffer.Write(p)
+}
+
+// TestLogWriterDoesNotWaitForItsDestination: while the destination of the log blocks, info lines (the access
+// log) are still taken at once, more of them than one buffer holds; once it answers, every line arrives, in
+// order.
+func TestLogWriterDoesNotWaitForItsDestination(t *testing.T) {
+	out := &stallingWriter{release: make(chan struct{})}
+	lw := newLogWriter(out, time.Millisecond)
+	line := strings.Repeat("x", 99) + "\n"
+	n := 4 * logBufferSize / len(line) // four buffers' worth: a synchronous writer would block on the first
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		for range n {
+			fmt.Fprint(infoLines{lw}, line)
+		}
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(30 * time.Second):
+		t.Fatal("lines waited for a blocked destination")
+	}
+	close(out.release)
+	lw.Close()
+	if got := out.String(); got != strings.Repeat(line, n) {
+		t.Fatalf("wrote %d bytes, want %d in order", len(got), n*len(line))
+	}
+}
