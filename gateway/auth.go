@@ -20,6 +20,7 @@ type credential struct {
 	user    string
 	apiKey  string
 	digest  [credkey.Size]byte
+	refresh bool // proved more than half the TTL ago: re-verify it ahead of its expiry (refreshAhead)
 }
 
 // maxCredentials bounds the verified-credential store; when full, expired entries go, then everything.
@@ -35,13 +36,18 @@ type credentials struct {
 	// proved maps the digest of a proved credential to its user name (kept, so a verified request's
 	// credential costs no allocation) and account (for a purge). With a TTL <= 0 nothing is remembered.
 	proved *ttlmap.Map[[credkey.Size]byte, proved]
+	ttl    time.Duration
 }
 
-// proved is a remembered credential's user name and account.
-type proved struct{ user, apiKey string }
+// proved is a remembered credential's user name and account, and when the core last proved it.
+type proved struct {
+	user, apiKey string
+	at           time.Time
+}
 
 func newCredentials(ttl time.Duration, now func() time.Time) *credentials {
-	c := &credentials{now: now, keys: credkey.New(), proved: ttlmap.New[[credkey.Size]byte, proved](ttl, maxCredentials)}
+	c := &credentials{now: now, keys: credkey.New(), ttl: ttl,
+		proved: ttlmap.New[[credkey.Size]byte, proved](ttl, maxCredentials)}
 	c.bufs.New = func() any { return new([512]byte) }
 	return c
 }
@@ -74,18 +80,19 @@ func (c *credentials) check(auth []byte, apiKey string, now time.Time) (cr crede
 	user, pass := dec[:i], dec[i+1:]
 	cr.present, cr.apiKey = true, apiKey
 	cr.digest = c.keys.SumBytes(apiKey, user, pass)
-	if user, ok := c.lookup(cr.digest, now); ok {
-		cr.user = user
+	if user, ok, due := c.lookup(cr.digest, now); ok {
+		cr.user, cr.refresh = user, due
 		return cr, true
 	}
 	cr.user = string(user)
 	return cr, false
 }
 
-// lookup returns the user name of a credential the core proved within the TTL before now.
-func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (string, bool) {
+// lookup returns the user name of a credential the core proved within the TTL before now, and whether that
+// proof is more than half the TTL old.
+func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (user string, ok, due bool) {
 	p, ok := c.proved.Get(digest, now)
-	return p.user, ok
+	return p.user, ok, ok && now.Sub(p.at) >= c.ttl/2
 }
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve).
@@ -95,8 +102,10 @@ func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.
 		return c.check(auth, apiKey, now)
 	}
 	if m.cred.present && m.apiKey == apiKey && bytes.Equal(m.raw, auth) {
-		_, verified := c.lookup(m.cred.digest, now)
-		return m.cred, verified
+		cr := m.cred
+		_, verified, due := c.lookup(cr.digest, now)
+		cr.refresh = due
+		return cr, verified
 	}
 	cr, verified := c.check(auth, apiKey, now)
 	if cr.present {
@@ -110,7 +119,15 @@ func (c *credentials) remember(cr credential) {
 	if !cr.present {
 		return
 	}
-	c.proved.Set(cr.digest, proved{user: cr.user, apiKey: cr.apiKey}, c.now())
+	now := c.now()
+	c.proved.Set(cr.digest, proved{user: cr.user, apiKey: cr.apiKey, at: now}, now)
+}
+
+// renew records a new proof of a credential still remembered; one forgotten meanwhile (a purge, a 401) stays
+// forgotten.
+func (c *credentials) renew(cr credential) {
+	now := c.now()
+	c.proved.Renew(cr.digest, proved{user: cr.user, apiKey: cr.apiKey, at: now}, now)
 }
 
 // coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had

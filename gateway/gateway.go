@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,22 +30,23 @@ import (
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
 // your own; stop with Shutdown.
 type Gateway struct {
-	opt       Options
-	up        *upstream
-	cache     *cache.Cache // nil when the cache is disabled
-	bus       cache.Bus
-	creds     *credentials
-	fails     loginFailures
-	flight    singleflight.Group // cache misses of one key
-	verifying singleflight.Group // verifications of one credential
-	budget    bodyBudget
-	routes    *routes
-	ids       *requestIDs
-	log       *slog.Logger
-	srv       *fasthttp.Server
-	scopeUser bool
-	live      atomic.Pointer[live] // what a reload may change (live.go)
-	tracer    trace.Tracer         // nil: tracing off
+	opt        Options
+	up         *upstream
+	cache      *cache.Cache // nil when the cache is disabled
+	bus        cache.Bus
+	creds      *credentials
+	fails      loginFailures
+	flight     singleflight.Group // cache misses of one key
+	verifying  singleflight.Group // verifications of one credential
+	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
+	budget     bodyBudget
+	routes     *routes
+	ids        *requestIDs
+	log        *slog.Logger
+	srv        *fasthttp.Server
+	scopeUser  bool
+	live       atomic.Pointer[live] // what a reload may change (live.go)
+	tracer     trace.Tracer         // nil: tracing off
 
 	upstreamCalls atomic.Uint64
 }

@@ -134,6 +134,9 @@ func (g *Gateway) auth(x *exchange) bool {
 		x.addHeader("Vary", "Accept")
 	}
 	x.cred, x.verified = g.creds.checkOn(x.ctx.Conn(), x.hdr.authorization, x.rt.APIKey, x.now)
+	if x.verified && x.cred.refresh {
+		g.refreshAhead(x)
+	}
 	ok := x.verified || g.authenticate(x, x.hdr.authorization)
 	x.endSpan(span)
 	return ok

@@ -101,3 +101,40 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 	e, _, _ := entryOf(resp)
 	return &verdict{answer: e, took: took}
 }
+
+// refreshAhead re-verifies, in the background, a remembered credential whose proof is more than half its TTL
+// old, so that a busy credential never waits for its routine re-verification (a bcrypt check in the core) when
+// the TTL runs out. Meanwhile the credential stays trusted only until its own expiry. The core's proof renews
+// it; a 401 forgets it at once (its password changed since); anything else changes nothing, and the first
+// request after the expiry verifies it as usual. The core is asked as verify asks it, with the credential
+// alone; the caller's address is not sent (this is the gateway's own question), and nothing counts against the
+// failed-login limits. One refresh per credential runs at a time.
+func (g *Gateway) refreshAhead(x *exchange) {
+	cr := x.cred
+	if _, busy := g.refreshing.LoadOrStore(cr.digest, struct{}{}); busy {
+		return
+	}
+	auth := bytes.Clone(x.hdr.authorization)
+	uri := g.up.prefix + x.rt.Base()
+	go func() {
+		defer g.refreshing.Delete(cr.digest)
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.SetRequestURI(uri)
+		req.Header.SetHost(g.up.host)
+		req.Header.SetBytesV("Authorization", auth)
+		g.upstreamCalls.Add(1)
+		upstreamRequests.Inc()
+		if err := g.up.do(req, resp); err != nil {
+			return
+		}
+		switch {
+		case bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(cr.apiKey, auth)):
+			authVerifications.Inc()
+			g.creds.renew(cr)
+		case resp.StatusCode() == fasthttp.StatusUnauthorized:
+			g.creds.forget(cr)
+		}
+	}()
+}

@@ -67,6 +67,21 @@ func (m *Map[K, V]) Set(k K, v V, now time.Time) {
 	m.m[k] = entry[V]{v: v, exp: now.Add(m.ttl)}
 }
 
+// Renew maps k to v from now until the TTL has passed, only when k holds an entry that has not expired: what
+// was deleted meanwhile stays deleted. It reports whether it renewed.
+func (m *Map[K, V]) Renew(k K, v V, now time.Time) bool {
+	if m.ttl <= 0 {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.m[k]; !ok || !now.Before(e.exp) {
+		return false
+	}
+	m.m[k] = entry[V]{v: v, exp: now.Add(m.ttl)}
+	return true
+}
+
 // Delete forgets k.
 func (m *Map[K, V]) Delete(k K) {
 	m.mu.Lock()

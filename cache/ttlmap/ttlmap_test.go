@@ -160,3 +160,36 @@ func BenchmarkGet(b *testing.B) {
 		m.Get(k, t0)
 	}
 }
+
+// TestRenew: Renew extends a live entry from the renewal on, and never brings back one that was deleted or has
+// expired.
+func TestRenew(t *testing.T) {
+	tests := []struct {
+		name      string
+		delete    bool
+		renewAt   time.Duration // after t0; the entry was set at t0 with a TTL of a minute
+		wantRenew bool
+		getAt     time.Duration
+		wantOK    bool
+	}{
+		{"live entry renewed", false, 40 * time.Second, true, 90 * time.Second, true},
+		{"renewed entry expires a TTL after the renewal", false, 40 * time.Second, true, 100 * time.Second, false},
+		{"deleted entry stays deleted", true, 10 * time.Second, false, 20 * time.Second, false},
+		{"expired entry not renewed", false, time.Minute, false, 61 * time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New[string, int](time.Minute, 10)
+			m.Set("k", 1, t0)
+			if tt.delete {
+				m.Delete("k")
+			}
+			if got := m.Renew("k", 2, t0.Add(tt.renewAt)); got != tt.wantRenew {
+				t.Fatalf("Renew = %v, want %v", got, tt.wantRenew)
+			}
+			if _, ok := m.Get("k", t0.Add(tt.getAt)); ok != tt.wantOK {
+				t.Errorf("Get after = %v, want %v", ok, tt.wantOK)
+			}
+		})
+	}
+}
