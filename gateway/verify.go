@@ -108,7 +108,8 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 // it; a 401 forgets it at once (its password changed since); anything else changes nothing, and the first
 // request after the expiry verifies it as usual. The core is asked as verify asks it, with the credential
 // alone; the caller's address is not sent (this is the gateway's own question), and nothing counts against the
-// failed-login limits. One refresh per credential runs at a time.
+// failed-login limits. One refresh per credential runs at a time, and one the core did not answer is not tried
+// again for refreshRetry, so that a failing core is not asked at the request rate.
 func (g *Gateway) refreshAhead(x *exchange) {
 	cr := x.cred
 	if _, busy := g.refreshing.LoadOrStore(cr.digest, struct{}{}); busy {
@@ -117,24 +118,39 @@ func (g *Gateway) refreshAhead(x *exchange) {
 	auth := bytes.Clone(x.hdr.authorization)
 	uri := g.up.prefix + x.rt.Base()
 	go func() {
-		defer g.refreshing.Delete(cr.digest)
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		defer fasthttp.ReleaseRequest(req)
-		defer fasthttp.ReleaseResponse(resp)
-		req.SetRequestURI(uri)
-		req.Header.SetHost(g.up.host)
-		req.Header.SetBytesV("Authorization", auth)
-		g.upstreamCalls.Add(1)
-		upstreamRequests.Inc()
-		if err := g.up.do(req, resp); err != nil {
+		if g.refresh(cr, uri, auth) {
+			g.refreshing.Delete(cr.digest)
 			return
 		}
-		switch {
-		case bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(cr.apiKey, auth)):
-			authVerifications.Inc()
-			g.creds.renew(cr)
-		case resp.StatusCode() == fasthttp.StatusUnauthorized:
-			g.creds.forget(cr)
-		}
+		time.AfterFunc(refreshRetry, func() { g.refreshing.Delete(cr.digest) })
 	}()
+}
+
+// refreshRetry is how long a credential's refresh that got no answer waits before it may be tried again.
+const refreshRetry = time.Second
+
+// refresh asks the core about cr (auth, on uri) and records its answer; it reports whether the core answered
+// (a proof or a 401).
+func (g *Gateway) refresh(cr credential, uri string, auth []byte) bool {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(uri)
+	req.Header.SetHost(g.up.host)
+	req.Header.SetBytesV("Authorization", auth)
+	g.upstreamCalls.Add(1)
+	upstreamRequests.Inc()
+	if err := g.up.do(req, resp); err != nil {
+		return false
+	}
+	switch {
+	case bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(cr.apiKey, auth)):
+		authVerifications.Inc()
+		g.creds.renew(cr)
+	case resp.StatusCode() == fasthttp.StatusUnauthorized:
+		g.creds.forget(cr)
+	default:
+		return false
+	}
+	return true
 }
