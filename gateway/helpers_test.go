@@ -67,6 +67,14 @@ func networks(tb testing.TB, list ...string) []netip.Prefix {
 // test ends.
 func startGateway(tb testing.TB, opt Options) *testGateway {
 	tb.Helper()
+	g, addr := runGateway(tb, opt, (*Gateway).Serve)
+	return &testGateway{Gateway: g, URL: "http://" + addr}
+}
+
+// runGateway builds a gateway with opt (over configured), runs serve with it on a free loopback port and shuts
+// it down when the test ends. It returns the gateway and the port's address.
+func runGateway(tb testing.TB, opt Options, serve func(*Gateway, net.Listener) error) (*Gateway, string) {
+	tb.Helper()
 	g, err := New(withConfig(opt))
 	if err != nil {
 		tb.Fatalf("gateway.New: %v", err)
@@ -78,7 +86,7 @@ func startGateway(tb testing.TB, opt Options) *testGateway {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = g.Serve(ln)
+		_ = serve(g, ln)
 	}()
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -86,7 +94,7 @@ func startGateway(tb testing.TB, opt Options) *testGateway {
 		_ = g.Shutdown(ctx)
 		<-done
 	})
-	return &testGateway{Gateway: g, URL: "http://" + ln.Addr().String()}
+	return g, ln.Addr().String()
 }
 
 // cachedOptions are gateway options with the cache on, in front of core.

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -23,26 +22,8 @@ import (
 // down when the test ends. It returns the gateway's https:// URL.
 func startTLSGateway(tb testing.TB, opt Options, h *certs.Holder) string {
 	tb.Helper()
-	g, err := New(withConfig(opt))
-	if err != nil {
-		tb.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("listen: %v", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.ServeTLS(ln, h.TLSConfig())
-	}()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	return "https://" + ln.Addr().String()
+	_, addr := runGateway(tb, opt, func(g *Gateway, ln net.Listener) error { return g.ServeTLS(ln, h.TLSConfig()) })
+	return "https://" + addr
 }
 
 // tlsClient is an HTTP client that trusts roots, on a new connection for every request.

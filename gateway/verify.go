@@ -76,11 +76,7 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(g.up.prefix + base)
-	req.Header.SetHost(g.up.host)
-	if len(auth) > 0 {
-		req.Header.SetBytesV("Authorization", auth)
-	}
+	g.credentialRequest(req, g.up.prefix+base, auth)
 	g.forwardedHeaders(x, &req.Header)
 	took, err := g.roundTrip(x, req, resp)
 	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
@@ -90,7 +86,7 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 	if err != nil {
 		return &verdict{err: err, took: took}
 	}
-	if x.cred.present && bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(x.rt.APIKey, auth)) {
+	if x.cred.present && proves(resp, x.rt.APIKey, auth) {
 		authVerifications.Inc()
 		g.creds.remember(x.cred)
 		return &verdict{proven: true, took: took}
@@ -135,16 +131,14 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte) bool {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(uri)
-	req.Header.SetHost(g.up.host)
-	req.Header.SetBytesV("Authorization", auth)
+	g.credentialRequest(req, uri, auth)
 	g.upstreamCalls.Add(1)
 	upstreamRequests.Inc()
 	if err := g.up.do(req, resp); err != nil {
 		return false
 	}
 	switch {
-	case bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(cr.apiKey, auth)):
+	case proves(resp, cr.apiKey, auth):
 		authVerifications.Inc()
 		g.creds.renew(cr)
 	case resp.StatusCode() == fasthttp.StatusUnauthorized:
@@ -153,4 +147,19 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte) bool {
 		return false
 	}
 	return true
+}
+
+// credentialRequest makes req the question a verification asks the core: GET uri with the Authorization header
+// auth (when there is one) and nothing else of a caller's request.
+func (g *Gateway) credentialRequest(req *fasthttp.Request, uri string, auth []byte) {
+	req.SetRequestURI(uri)
+	req.Header.SetHost(g.up.host)
+	if len(auth) > 0 {
+		req.Header.SetBytesV("Authorization", auth)
+	}
+}
+
+// proves reports whether the core's answer carries its proof that it authenticated auth for apiKey.
+func proves(resp *fasthttp.Response, apiKey string, auth []byte) bool {
+	return bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(apiKey, auth))
 }
