@@ -129,8 +129,10 @@ func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
 // Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
 // (strictconn.go), which a server of the caller's own running Handler does not.
 func (g *Gateway) Serve(ln net.Listener) error {
-	// The connection limit's conn is outermost: the handler finds its credential memo there.
-	if err := g.srv.Serve(limitConns(strictListener{ln}, g.opt.MaxConnsPerIP, g.trustedProxies)); err != nil {
+	// The connection limit's conn is outermost: the handler finds its credential memo there. The lazy deadlines
+	// are innermost, on the socket itself.
+	ln = strictListener{deadlineListener{ln}}
+	if err := g.srv.Serve(limitConns(ln, g.opt.MaxConnsPerIP, g.trustedProxies)); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil

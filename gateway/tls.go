@@ -19,7 +19,7 @@ func (g *Gateway) ServeTLS(ln net.Listener, config *tls.Config) error {
 	if config == nil {
 		return errors.New("gateway: serve TLS: no TLS configuration")
 	}
-	l := limitConns(ln, g.opt.MaxConnsPerIP, g.trustedProxies)
+	l := limitConns(deadlineListener{ln}, g.opt.MaxConnsPerIP, g.trustedProxies)
 	l.refusal = nil
 	if err := g.srv.Serve(tlsListener{Listener: l, config: config}); err != nil {
 		return fmt.Errorf("gateway: serve TLS: %w", err)
