@@ -97,10 +97,11 @@ func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (user str
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve).
 func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
-	m := memoOf(nc)
-	if m == nil {
+	cn := connOf(nc)
+	if cn == nil {
 		return c.check(auth, apiKey, now)
 	}
+	m := &cn.auth
 	if m.cred.present && m.apiKey == apiKey && bytes.Equal(m.raw, auth) {
 		cr := m.cred
 		_, verified, due := c.lookup(cr.digest, now)

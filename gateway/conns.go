@@ -79,7 +79,9 @@ type conn struct {
 	l    *connLimiter
 	addr netip.Addr
 	once sync.Once
-	auth authMemo // used by the one request the connection serves at a time
+	// The memos are used by the one request the connection serves at a time.
+	auth    authMemo
+	metrics metricsMemo
 }
 
 func (c *conn) Close() error {

@@ -210,7 +210,7 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
 	}
-	countRequest("unknown", status, "")
+	requestCounter(requestLabels{route: "unknown", code: status}).Inc()
 	writeXMLError(ctx, status, msg)
 	ctx.SetConnectionClose()
 }

@@ -104,7 +104,9 @@ func (x *exchange) logID() string { return strings.Clone(x.reqID) }
 
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
-// addHeader queues a response header that must survive whatever the upstream answer replaces.
+// addHeader queues a response header that must survive whatever the upstream answer replaces. k is written as
+// fasthttp writes header names ("Ratelimit-Policy", not "RateLimit-Policy"): finish sets it without normalising
+// it again, and a header of the upstream's under that name must be found and replaced.
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
 // handle serves one request: it runs the stages of pipeline.go in order until one answers, then finish does
@@ -141,7 +143,7 @@ func (g *Gateway) finish(x *exchange) {
 		if h.Key == "Vary" {
 			ctx.Response.Header.Add(h.Key, h.Value)
 		} else {
-			ctx.Response.Header.Set(h.Key, h.Value)
+			ctx.Response.Header.SetCanonical(s2b(h.Key), s2b(h.Value))
 		}
 	}
 	if x.budget > 0 {
@@ -155,11 +157,11 @@ func (g *Gateway) finish(x *exchange) {
 	status := ctx.Response.StatusCode()
 	end := g.end(x.now)
 	elapsed := max(end.Sub(x.now), 0)
-	countRequest(x.rt.Class, status, x.cacheRes)
-	histogram("request", x.rt.Class).Update(elapsed.Seconds())
-	if x.upstream > 0 {
-		histogram("upstream", x.rt.Class).Update(x.upstream.Seconds())
+	var memo *metricsMemo
+	if c := connOf(ctx.Conn()); c != nil {
+		memo = &c.metrics
 	}
+	memo.observe(x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
 	var sc trace.SpanContext
 	if x.span != nil {
 		sc = g.endTrace(x, methodName(ctx.Method()), status)

@@ -35,10 +35,10 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	d := limiter.Admit(context.Background(), req)
 	if d.Limited {
 		if d.Policy != "" {
-			x.addHeader("RateLimit-Policy", d.Policy)
+			x.addHeader("Ratelimit-Policy", d.Policy)
 		}
 		if b := d.AppendRateLimit(x.rlBuf[:0]); len(b) > 0 {
-			x.addHeader("RateLimit", unsafe.String(unsafe.SliceData(b), len(b)))
+			x.addHeader("Ratelimit", unsafe.String(unsafe.SliceData(b), len(b)))
 		}
 	}
 	if d.Allowed {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -30,20 +31,47 @@ var (
 	histograms      sync.Map // histogramKey -> *metrics.PrometheusHistogram
 )
 
-// countRequest increments reqgate_gateway_requests_total{route,code,cache}; the counters are looked up by a
-// small struct so the hot path builds no strings.
-func countRequest(r route.Class, code int, cache string) {
-	l := requestLabels{r, code, cache}
-	if c, ok := requestCounters.Load(l); ok {
-		c.(*metrics.Counter).Inc()
-		return
+// metricsMemo is the request counter and histogram a connection's last request used. The requests of one
+// connection are mostly alike (route, status, cache result), and the memo spares each the lookups by label,
+// which hash the labels (a third of a hit's accounting).
+type metricsMemo struct {
+	labels  requestLabels
+	counter *metrics.Counter
+	request *metrics.PrometheusHistogram // reqgate_gateway_request_seconds{route=labels.route}
+}
+
+// observe counts a request that ended with code and took elapsed (upstream of it waiting for the upstream, 0 when
+// it was not asked) in the request metrics. m may be nil (a connection the gateway did not accept).
+func (m *metricsMemo) observe(r route.Class, code int, cache string, elapsed, upstream time.Duration) {
+	if m == nil {
+		m = new(metricsMemo)
 	}
+	if l := (requestLabels{r, code, cache}); m.counter == nil || m.labels != l {
+		if m.request == nil || m.labels.route != r {
+			m.request = histogram("request", r)
+		}
+		m.labels, m.counter = l, requestCounter(l)
+	}
+	m.counter.Inc()
+	m.request.Update(elapsed.Seconds())
+	if upstream > 0 {
+		histogram("upstream", r).Update(upstream.Seconds())
+	}
+}
+
+// requestCounter is reqgate_gateway_requests_total{route,code,cache}; the counters are looked up by a small
+// struct so the hot path builds no strings.
+func requestCounter(l requestLabels) *metrics.Counter {
+	if c, ok := requestCounters.Load(l); ok {
+		return c.(*metrics.Counter)
+	}
+	r, code, cache := l.route, l.code, l.cache
 	if cache == "" {
 		cache = "none"
 	}
 	name := `reqgate_gateway_requests_total{route="` + string(r) + `",code="` + strconv.Itoa(code) + `",cache="` + cache + `"}`
 	c, _ := requestCounters.LoadOrStore(l, metrics.GetOrCreateCounter(name))
-	c.(*metrics.Counter).Inc()
+	return c.(*metrics.Counter)
 }
 
 type histogramKey struct {

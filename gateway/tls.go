@@ -79,14 +79,14 @@ func looksLikeHTTP(h [5]byte) bool {
 
 func (c *tlsConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
 
-// memoOf is the credential memo of a connection the gateway accepted (nil for a connection of a server of
-// the caller's own).
-func memoOf(nc net.Conn) *authMemo {
+// connOf is a connection the gateway accepted, with the memos of its last request (nil for a connection of a
+// server of the caller's own).
+func connOf(nc net.Conn) *conn {
 	switch c := nc.(type) {
 	case *conn:
-		return &c.auth
+		return c
 	case *tlsConn:
-		return &c.auth
+		return &c.conn
 	}
 	return nil
 }
