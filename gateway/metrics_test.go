@@ -46,7 +46,9 @@ func TestRequestMetricsFollowEachRequest(t *testing.T) {
 	counted := func(route, code, cache string) string {
 		return fmt.Sprintf(`reqgate_gateway_requests_total{route=%q,code=%q,cache=%q}`, route, code, cache)
 	}
-	timed := func(route string) string { return fmt.Sprintf(`reqgate_gateway_request_seconds_count{route=%q}`, route) }
+	timed := func(route string) string {
+		return fmt.Sprintf(`reqgate_gateway_request_seconds_count{route=%q}`, route)
+	}
 	want := map[string]float64{}
 	before := metricValues(t)
 	// The requests go one after another over the client's one keep-alive connection.
