@@ -157,11 +157,33 @@ func (l *Logger) appendString(b []byte, key, v string) []byte {
 // float64(d.Microseconds())/1000: as json.Marshal does in JSON ('f' from 1e-6 to 1e21, which holds every
 // non-zero value here), with %g in text.
 func (l *Logger) appendMillis(b []byte, d time.Duration) []byte {
-	ms := float64(d.Microseconds()) / 1000
+	us := d.Microseconds()
+	if us >= 0 && us < 1e9 {
+		// Below 10^6 ms both forms print the decimal us/1000 with its trailing zeros trimmed ('g' switches to an
+		// exponent at 10^6, and a number of at most 12 digits has no shorter decimal that parses to the same
+		// float64), written here without the float formatting.
+		return appendThousandths(b, us)
+	}
+	ms := float64(us) / 1000
 	if l.text {
 		return strconv.AppendFloat(b, ms, 'g', -1, 64)
 	}
 	return strconv.AppendFloat(b, ms, 'f', -1, 64)
+}
+
+// appendThousandths writes n/1000 in decimal, without trailing zeros in the fraction; n >= 0.
+func appendThousandths(b []byte, n int64) []byte {
+	b = strconv.AppendInt(b, n/1000, 10)
+	frac := n % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [4]byte{'.', byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	end := 4
+	for digits[end-1] == '0' {
+		end--
+	}
+	return append(b, digits[:end]...)
 }
 
 // appendTime writes t as slog does: RFC 3339 with nanoseconds, trailing zeros trimmed (JSON), or with exactly

@@ -210,3 +210,24 @@ func TestTimeAcrossLines(t *testing.T) {
 		}
 	}
 }
+
+// Durations are written as slog writes float64(d.Microseconds())/1000, on both sides of every boundary of the
+// integer formatting (each number of fraction digits, the exponent of the text form at 10^6 ms, negative ones).
+func TestMillisMatchSlog(t *testing.T) {
+	at := time.Date(2026, 11, 22, 5, 17, 5, 0, time.UTC)
+	var us []int64
+	for n := int64(0); n <= 2100; n++ {
+		us = append(us, n)
+	}
+	for p := int64(10); p <= 1e15; p *= 10 {
+		us = append(us, p-1, p, p+1, p+10, p+100, p*7+3, -p)
+	}
+	for _, n := range us {
+		e := Entry{Upstream: time.Duration(n) * time.Microsecond, Duration: time.Duration(n)*time.Microsecond + 999}
+		for _, format := range []string{"json", "text"} {
+			if got, want := line(format, at, &e), slogLine(t, format, at, &e); got != want {
+				t.Fatalf("%d us, %s: got %q, want %q", n, format, got, want)
+			}
+		}
+	}
+}
