@@ -16,7 +16,7 @@ func (l deadlineListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &deadlineConn{Conn: c}, nil
+	return &deadlineConn{keepAlive: keepAlive{c}}, nil
 }
 
 // deadlineConn moves a socket's deadlines only when it must. The server sets a read deadline twice and a write
@@ -30,7 +30,7 @@ func (l deadlineListener) Accept() (net.Conn, error) {
 // The deadlines are guarded by a mutex: another goroutine may set one to interrupt a blocked read (a deadline
 // in the past), and that must take effect at once, whatever a concurrent re-arm does.
 type deadlineConn struct {
-	net.Conn
+	keepAlive
 	mu          sync.Mutex
 	read, write deadline
 }
@@ -63,19 +63,19 @@ func (c *deadlineConn) rearm(d *deadline, arm func(time.Time) error) bool {
 }
 
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.read.set(t) {
-		return c.Conn.SetReadDeadline(t)
-	}
-	return nil
+	return c.set(&c.read, t, c.Conn.SetReadDeadline)
 }
 
 func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	return c.set(&c.write, t, c.Conn.SetWriteDeadline)
+}
+
+// set records t as d's deadline and arms the socket (through arm) when it must.
+func (c *deadlineConn) set(d *deadline, t time.Time, arm func(time.Time) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.write.set(t) {
-		return c.Conn.SetWriteDeadline(t)
+	if d.set(t) {
+		return arm(t)
 	}
 	return nil
 }
@@ -105,19 +105,4 @@ func (c *deadlineConn) Write(p []byte) (int, error) {
 			return written, err
 		}
 	}
-}
-
-// SetKeepAlive and SetKeepAlivePeriod reach the TCP connection beneath.
-func (c *deadlineConn) SetKeepAlive(on bool) error {
-	if tc, ok := c.Conn.(interface{ SetKeepAlive(bool) error }); ok {
-		return tc.SetKeepAlive(on)
-	}
-	return nil
-}
-
-func (c *deadlineConn) SetKeepAlivePeriod(d time.Duration) error {
-	if tc, ok := c.Conn.(interface{ SetKeepAlivePeriod(time.Duration) error }); ok {
-		return tc.SetKeepAlivePeriod(d)
-	}
-	return nil
 }

@@ -25,14 +25,14 @@ func (l strictListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &strictConn{Conn: c}, nil
+	return &strictConn{keepAlive: keepAlive{c}}, nil
 }
 
 // strictConn is a connection whose reads pass through a lineGuard. The bytes before a violation are
 // delivered; the read after them fails with the violation, which fasthttp hands to the server's
 // ErrorHandler (serverError) as it does its own parse errors.
 type strictConn struct {
-	net.Conn
+	keepAlive
 	guard lineGuard
 	err   error
 }
@@ -54,17 +54,19 @@ func (c *strictConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// SetKeepAlive and SetKeepAlivePeriod keep fasthttp's TCPKeepalive option working on the wrapped
-// connection.
-func (c *strictConn) SetKeepAlive(on bool) error {
-	if tc, ok := c.Conn.(interface{ SetKeepAlive(bool) error }); ok {
+// keepAlive is a connection wrapper's base: it passes fasthttp's TCPKeepalive settings on to the connection it
+// wraps, which a wrapper's own method set would otherwise hide.
+type keepAlive struct{ net.Conn }
+
+func (k keepAlive) SetKeepAlive(on bool) error {
+	if tc, ok := k.Conn.(interface{ SetKeepAlive(bool) error }); ok {
 		return tc.SetKeepAlive(on)
 	}
 	return nil
 }
 
-func (c *strictConn) SetKeepAlivePeriod(d time.Duration) error {
-	if tc, ok := c.Conn.(interface{ SetKeepAlivePeriod(time.Duration) error }); ok {
+func (k keepAlive) SetKeepAlivePeriod(d time.Duration) error {
+	if tc, ok := k.Conn.(interface{ SetKeepAlivePeriod(time.Duration) error }); ok {
 		return tc.SetKeepAlivePeriod(d)
 	}
 	return nil

@@ -40,7 +40,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	tc := tls.Server(c, l.config) // the handshake waits for the first read or write
-	return &tlsConn{conn: conn{Conn: &strictConn{Conn: tc}}, tls: tc}, nil
+	return &tlsConn{conn: conn{Conn: &strictConn{keepAlive: keepAlive{tc}}}, tls: tc}, nil
 }
 
 // tlsConn is an accepted TLS connection as the server sees it. Its Handshake and ConnectionState make
