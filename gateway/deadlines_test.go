@@ -1,12 +1,17 @@
 package gateway
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/core/coretest"
 )
 
 // tcpPair is a loopback TCP connection: the server's end wrapped in a deadlineConn, and the client's end.
@@ -113,6 +118,66 @@ func TestDeadlineConnWrite(t *testing.T) {
 	n, err = server.Write(data)
 	if !errors.Is(err, os.ErrDeadlineExceeded) || n >= len(data) {
 		t.Fatalf("write = %d, %v; want a timeout before all %d bytes", n, err, len(data))
+	}
+}
+
+// The server's timeouts still hold slow clients with the deadlines moved lazily: a request head left unfinished
+// is answered 408 and closed after the read timeout, and a keep-alive connection whose requests moved its
+// deadlines many times is closed after the idle timeout once it falls silent.
+func TestServerTimeoutsHoldSlowClients(t *testing.T) {
+	const readTimeout, idleTimeout = 300 * time.Millisecond, 600 * time.Millisecond
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.ReadTimeout, opt.IdleTimeout = readTimeout, idleTimeout
+	gw := startGateway(t, opt)
+	request := "GET /healthz HTTP/1.1\r\nHost: gw.test\r\n\r\n"
+	for _, tc := range []struct {
+		name    string
+		send    func(t *testing.T, nc net.Conn) // then the client falls silent
+		timeout time.Duration
+		want    string // in what the server wrote before closing
+	}{
+		{"unfinished head", func(t *testing.T, nc net.Conn) {
+			if _, err := io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: gw.test\r\n"); err != nil {
+				t.Fatal(err)
+			}
+		}, readTimeout, "408 Request Timeout"},
+		{"idle after requests", func(t *testing.T, nc net.Conn) {
+			br := bufio.NewReader(nc)
+			for i := range 50 {
+				if _, err := io.WriteString(nc, request); err != nil {
+					t.Fatal(err)
+				}
+				res, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		}, idleTimeout, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nc, err := net.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			tc.send(t, nc)
+			start := time.Now()
+			_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			rest, err := io.ReadAll(nc) // until the server closes
+			waited := time.Since(start)
+			if err != nil {
+				t.Fatalf("the server did not close the connection (%v after %v)", err, waited)
+			}
+			if waited < tc.timeout*2/3 {
+				t.Errorf("closed after %v, before the %v timeout", waited, tc.timeout)
+			}
+			if !strings.Contains(string(rest), tc.want) {
+				t.Errorf("the server wrote %q before closing, want %q in it", rest, tc.want)
+			}
+		})
 	}
 }
 
