@@ -163,6 +163,10 @@ echo "open loop: gateway/loadtest/openloop at $RATE req/s (half the median hit r
 for target in "ceiling http://$CEIL$PATH_" "hit http://$GW$PATH_" "nginx http://$NGX$PATH_"; do
   name=${target%% *} url=${target#* }
   printf '  %-6s ' "$name"
+  before=$(cpu_ticks "$CORE_PID")
   "${LOAD[@]}" "$TMP/openloop" -url "$url" -H "$AUTH" -rate "$RATE" -duration "$DUR" -conns 64
+  # The core shares the servers' CPU: a credential's re-verification (a bcrypt, tens of ms, once a minute per
+  # credential, in the background) stalls whatever runs beside it. Its CPU during the run says whether one fell here.
+  echo "         the core's CPU during the run: $(( ($(cpu_ticks "$CORE_PID") - before) * 10 )) ms"
 done
 echo "access log lines written at info: $(grep -c '"msg":"request"' "$TMP/gw.log" || true)"
