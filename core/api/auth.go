@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,13 +27,26 @@ const maxAuthEntries = 10000
 // the cache never holds a password, and a memory dump does not give one away. Only successes are
 // remembered, so a wrong password is checked afresh every time and never becomes right. Concurrent checks
 // of the same credential share one bcrypt run (singleflight).
+//
+// When a remembered credential expires, it is checked against the store again (its account, its user, the
+// user's status and hash), but the bcrypt comparison itself is not repeated while the user's hash is the one
+// the credential was proved against (proofs): comparing the same password with the same hash can only give
+// the same answer, so running it again proves nothing and would cost the core a bcrypt per credential per TTL
+// (the gateway renews every credential in use before it expires). A changed password changes the hash, and the
+// comparison runs again.
 type authCache struct {
-	now   func() time.Time
-	keys  *credkey.Hasher
-	m     *ttlmap.Map[[credkey.Size]byte, authEntry] // a TTL <= 0 remembers nothing
-	group singleflight.Group
-	cost  atomic.Int32 // bcrypt cost of the latest user hash compared against; 0 before the first
+	now     func() time.Time
+	keys    *credkey.Hasher
+	m       *ttlmap.Map[[credkey.Size]byte, authEntry] // a TTL <= 0 remembers nothing
+	proofs  *ttlmap.Map[[credkey.Size]byte, []byte]    // digest -> the user hash it was proved against
+	compare func(hash, password []byte) error          // bcrypt.CompareHashAndPassword; counted in tests
+	group   singleflight.Group
+	cost    atomic.Int32 // bcrypt cost of the latest user hash compared against; 0 before the first
 }
+
+// proofTTL bounds how long a proof is kept: a credential not re-checked for that long costs one comparison
+// again. Proofs do not go stale (see authCache); the bound only lets unused ones go.
+const proofTTL = 24 * time.Hour
 
 type authEntry struct {
 	acct core.Account
@@ -90,7 +104,14 @@ func (a *authCache) refuse(hash []byte, password string) error {
 }
 
 func newAuthCache(ttl time.Duration, now func() time.Time) *authCache {
-	return &authCache{now: now, keys: credkey.New(), m: ttlmap.New[[credkey.Size]byte, authEntry](ttl, maxAuthEntries)}
+	a := &authCache{now: now, keys: credkey.New(), compare: bcrypt.CompareHashAndPassword,
+		m: ttlmap.New[[credkey.Size]byte, authEntry](ttl, maxAuthEntries)}
+	keep := proofTTL
+	if ttl <= 0 {
+		keep = 0 // nothing remembered: every request is compared, as the operator asked
+	}
+	a.proofs = ttlmap.New[[credkey.Size]byte, []byte](keep, maxAuthEntries)
+	return a
 }
 
 func (a *authCache) get(d [credkey.Size]byte) (authEntry, bool) { return a.m.Get(d, a.now()) }
@@ -132,8 +153,11 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey strin
 		if hash == nil || user.Deleted || !active(user) {
 			return nil, s.auth.refuse(hash, password)
 		}
-		if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
-			return nil, errUnauthorized
+		if proved, ok := s.auth.proofs.Get(d, s.auth.now()); !ok || !bytes.Equal(proved, hash) {
+			if s.auth.compare(hash, []byte(password)) != nil {
+				return nil, errUnauthorized
+			}
+			s.auth.proofs.Set(d, bytes.Clone(hash), s.auth.now())
 		}
 		user.PasswordHash = nil
 		e := authEntry{acct: acct, user: user}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,6 +261,52 @@ func TestCredentialCache(t *testing.T) {
 	e.must(req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusOK)
 	e.API.FlushCaches()
 	e.must(req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusOK)
+}
+
+// A remembered credential that expired is checked against the store again, but the bcrypt comparison is not
+// repeated while the user's hash is the one it was proved against: the core's CPU is not spent once per TTL on
+// every credential in use. A changed password, a deactivated user and a wrong password are still refused.
+func TestCredentialRecheckWithoutBcrypt(t *testing.T) {
+	c := &clock{t: time.Unix(1700000000, 0)}
+	e := start(t, api.Options{Now: c.Now, AuthTTL: time.Minute})
+	var compared atomic.Int64
+	api.CountComparisons(e.API, &compared)
+	step := func(name string, r req, status int, comparisons int64) {
+		t.Helper()
+		e.on(t).must(r, status)
+		if got := compared.Load(); got != comparisons {
+			t.Fatalf("%s: %d bcrypt comparisons in all, want %d", name, got, comparisons)
+		}
+	}
+	step("first use", req{Path: "/api/acme/user"}, http.StatusOK, 1)
+	step("remembered", req{Path: "/api/acme/user"}, http.StatusOK, 1)
+	c.Add(time.Minute)
+	step("expired, hash unchanged", req{Path: "/api/acme/user"}, http.StatusOK, 1)
+	c.Add(2 * time.Minute)
+	step("expired again", req{Path: "/api/acme/user"}, http.StatusOK, 1)
+	step("wrong password", req{Path: "/api/acme/user", User: "alice", Pass: "guess"}, http.StatusUnauthorized, 2)
+
+	apply := func(u core.UserSpec) {
+		t.Helper()
+		p := testProvision(t)
+		p.Accounts = p.Accounts[:1]
+		p.Accounts[0].Users = []core.UserSpec{u}
+		if err := e.Store.Apply(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		e.API.FlushCaches()
+	}
+	renewed := user(t, 5, "alice", "alice@acme.test", "Alice", "Archer", "new-secret")
+	apply(renewed)
+	step("old password, hash changed", req{Path: "/api/acme/user"}, http.StatusUnauthorized, 3)
+	step("new password", req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusOK, 4)
+	c.Add(time.Minute)
+	step("new password, expired", req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusOK, 4)
+
+	inactive := renewed // the same hash, which the credential was proved against
+	inactive.Status = "Inactive"
+	apply(inactive)
+	step("deactivated", req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusUnauthorized, 4)
 }
 
 // Unknown URIs, versions and ids give 404 (after authentication); wrong methods 405 with Allow.
