@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/reqgate/reqgate/ratelimit"
 )
 
 var connsRefused = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total`)
@@ -82,6 +84,7 @@ type conn struct {
 	// The memos are used by the one request the connection serves at a time.
 	auth    authMemo
 	metrics metricsMemo
+	limits  ratelimit.Memo // the rate keys of the connection's last request
 }
 
 func (c *conn) Close() error {

@@ -153,6 +153,9 @@ func (g *Gateway) limit(x *exchange) bool {
 	if !x.ipCharged {
 		r.IP = x.clientIP()
 	}
+	if c := connOf(x.ctx.Conn()); c != nil {
+		r.Memo = &c.limits
+	}
 	return g.admit(x, r)
 }
 

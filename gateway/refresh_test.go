@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,6 +102,8 @@ func TestRefreshBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// hung is closed when the core comes back: until then the "hangs" case holds its requests unanswered.
+	var hung chan struct{}
 	for _, tc := range []struct {
 		name string
 		fail func(w http.ResponseWriter) // how the core fails a request while down
@@ -111,8 +114,17 @@ func TestRefreshBackoff(t *testing.T) {
 				_ = nc.Close()
 			}
 		}},
+		// No answer for longer than the reads take (the upstream timeout is a minute): a read that waited for
+		// the refresh would not finish, and no second attempt starts while the first still waits.
+		{"hangs", func(w http.ResponseWriter) {
+			<-hung
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			hung = make(chan struct{})
+			var release sync.Once
+			recovered := func() { release.Do(func() { close(hung) }) }
 			// Between the gateway and the core: counts the credential checks (GET of the account's base URL) and, while
 			// down, fails every request as the case says.
 			var down atomic.Bool
@@ -133,6 +145,7 @@ func TestRefreshBackoff(t *testing.T) {
 				core.ServeHTTP(w, r)
 			}))
 			t.Cleanup(front.Close)
+			t.Cleanup(recovered) // before front.Close, which waits for the held requests
 
 			clk := &testClock{now: time.Now()}
 			opt := cachedOptions(c)
@@ -140,6 +153,7 @@ func TestRefreshBackoff(t *testing.T) {
 			opt.Now = clk.Now
 			opt.AuthTTL = 10 * time.Second
 			opt.Cache.TTL = time.Hour
+			opt.UpstreamTimeout = time.Minute
 			gw := startGateway(t, opt)
 			read := func(t *testing.T) int {
 				t.Helper()
@@ -169,6 +183,7 @@ func TestRefreshBackoff(t *testing.T) {
 			}
 
 			down.Store(false)
+			recovered()
 			deadline := time.Now().Add(30 * time.Second)
 			for answered.Load() < 2 { // the first verification, then a refresh once the retry wait is over
 				if time.Now().After(deadline) {

@@ -63,6 +63,19 @@ type Request struct {
 	APIKey string // the {key} of the URL
 	User   string // the verified Basic-auth user name
 	IP     string // the client IP
+	// Memo, when set, keeps the rules and keys of this request for the holder's next one: the requests of a
+	// keep-alive connection usually share their identity, and their keys need not be built again each time.
+	Memo *Memo
+}
+
+// Memo is the rules that applied to the last request asked with it, and their keys. The zero value is ready.
+// A Memo serves one request at a time (one per connection, say).
+type Memo struct {
+	l          *Limiter
+	id         [3]string // the APIKey, User and IP it was made for, copied: a caller's strings may be reused buffers
+	rules      []*rule
+	keys       []string
+	overridden bool
 }
 
 // Decision is the outcome of Admit.
@@ -213,9 +226,23 @@ func (o *Options) check() error {
 // RejectStatus is the HTTP status to send with a rejection (429 or 503).
 func (l *Limiter) RejectStatus() int { return l.status }
 
-// match returns the rules that apply to r and their keys, appended to the given buffers, and whether they are
-// r.APIKey's overrides.
+// match returns the rules that apply to r and their keys, and whether they are r.APIKey's overrides: r.Memo's
+// when it was made by l for the same identity, else made in r.Memo's buffers or, without one, appended to the
+// given ones. The keys are only read while the request lasts; what keeps one longer copies it.
 func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string, bool) {
+	m := r.Memo
+	if m == nil {
+		return l.matchInto(r, rs, keys)
+	}
+	if id := [3]string{r.APIKey, r.User, r.IP}; m.l != l || m.id != id {
+		m.rules, m.keys, m.overridden = l.matchInto(r, m.rules[:0], m.keys[:0])
+		m.l, m.id = l, [3]string{strings.Clone(id[0]), strings.Clone(id[1]), strings.Clone(id[2])}
+	}
+	return m.rules, m.keys, m.overridden
+}
+
+// matchInto is match without a memo.
+func (l *Limiter) matchInto(r Request, rs []*rule, keys []string) ([]*rule, []string, bool) {
 	rules, overridden := l.rules, false
 	if len(l.overrides) > 0 && r.APIKey != "" {
 		if o, ok := l.overrides[r.APIKey]; ok {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Counting tests use hour-long periods so that no quota refills while a test runs, whatever the machine's load.
@@ -71,9 +72,15 @@ func testBurst(t *testing.T, backend string) {
 	}
 }
 
-func TestKeys(t *testing.T) { eachBackend(t, testKeys) }
+func TestKeys(t *testing.T) { eachBackend(t, func(t *testing.T, b string) { testKeys(t, b, nil) }) }
 
-func testKeys(t *testing.T, backend string) {
+// TestKeysMemo is TestKeys with every request asked through one Memo, as a connection's requests are: a
+// request whose identity differs from the last one's gets its own keys.
+func TestKeysMemo(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b string) { testKeys(t, b, &Memo{}) })
+}
+
+func testKeys(t *testing.T, backend string, memo *Memo) {
 	l := newLimiter(t, backend, Options{Policies: []Policy{
 		{Name: "per-user", Key: KeyUser, Limit: 1, Burst: 1, Period: time.Hour},
 		{Name: "per-ip", Key: KeyIP, Limit: 3, Burst: 3, Period: time.Hour},
@@ -95,11 +102,44 @@ func testKeys(t *testing.T, backend string) {
 		{"ip only", Request{IP: "3.3.3.3"}, true, true},
 	}
 	for _, tt := range tests {
-		d := l.Admit(ctx, tt.r)
+		r := tt.r
+		r.Memo = memo
+		d := l.Admit(ctx, r)
 		if got, want := [2]bool{d.Allowed, d.Limited}, [2]bool{tt.allowed, tt.limited}; got != want {
 			t.Errorf("%s: allowed, limited = %v, want %v", tt.name, got, want)
 		}
 	}
+}
+
+// A Memo is used only for the identity and the Limiter it was made for: not when the bytes under a caller's
+// string changed since (gateways pass strings over reused buffers), and not with another Limiter (a reload).
+func TestMemoFollowsItsInputs(t *testing.T) {
+	one := []Policy{{Name: "one", Key: KeyAPIKey, Limit: 1, Burst: 1, Period: time.Hour}}
+	ctx := context.Background()
+	t.Run("reused buffer", func(t *testing.T) {
+		l := newLimiter(t, "local", Options{Policies: one})
+		var m Memo
+		buf := []byte("aaaa")
+		key := unsafe.String(&buf[0], len(buf))
+		if d := l.Admit(ctx, Request{APIKey: key, Memo: &m}); !d.Allowed {
+			t.Fatal("first request of aaaa rejected")
+		}
+		copy(buf, "bbbb")
+		if d := l.Admit(ctx, Request{APIKey: key, Memo: &m}); !d.Allowed {
+			t.Error("first request of bbbb rejected: counted as aaaa's")
+		}
+	})
+	t.Run("another limiter", func(t *testing.T) {
+		l := newLimiter(t, "local", Options{Policies: one})
+		other := newLimiter(t, "local", Options{Policies: []Policy{
+			{Name: "two", Key: KeyAPIKey, Limit: 5, Burst: 5, Period: time.Hour}}})
+		var m Memo
+		l.Admit(ctx, Request{APIKey: "k", Memo: &m})
+		// Under policy one (a burst of 1) the second would be rejected.
+		if got, _ := admitN(other, Request{APIKey: "k", Memo: &m}, 3); got != 3 {
+			t.Errorf("the other limiter admitted %d of 3, want 3 (its policy's burst is 5)", got)
+		}
+	})
 }
 
 // TestEveryPolicyMustAdmit checks that a request rejected by one policy does not consume another's quota.
@@ -328,7 +368,8 @@ func TestManyPolicies(t *testing.T) {
 	}
 }
 
-// TestAdmitAllocations guards the request path's allocations: the key of the matching policy, nothing else,
+// TestAdmitAllocations guards the request path's allocations: the key of the matching policy, nothing else
+// (none with a Memo that has it),
 // both in process and on the Redis path a flood takes (the reject cache). A query the compiler could not keep
 // on the stack (store.go) would add one per buffer. Not parallel: AllocsPerRun counts the whole process.
 func TestAdmitAllocations(t *testing.T) {
@@ -340,6 +381,11 @@ func TestAdmitAllocations(t *testing.T) {
 			admitN(l, r, 2) // the second is rejected by Redis, and remembered
 			if got := testing.AllocsPerRun(100, func() { l.Admit(context.Background(), r) }); got != 1 {
 				t.Errorf("Admit: %.1f allocations, want 1 (the policy key)", got)
+			}
+			r.Memo = &Memo{}
+			l.Admit(context.Background(), r)
+			if got := testing.AllocsPerRun(100, func() { l.Admit(context.Background(), r) }); got != 0 {
+				t.Errorf("Admit with a Memo of the same identity: %.1f allocations, want 0", got)
 			}
 		})
 	}

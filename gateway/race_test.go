@@ -1,0 +1,5 @@
+//go:build race
+
+package gateway
+
+func init() { raceEnabled = true }
