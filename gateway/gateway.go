@@ -116,7 +116,7 @@ func New(opt Options) (*Gateway, error) {
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
 		TCPKeepalive:                 true,
-		Logger:                       serverLog{opt.Logger},
+		Logger:                       &serverLog{log: opt.Logger, every: time.Minute},
 		SecureErrorLogMessage:        true,
 	}
 	return g, nil
@@ -219,14 +219,49 @@ func bodyTooLargeMessage(limit int) string {
 	return fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)
 }
 
-// serverLog passes fasthttp's own log lines (mostly a connection it stopped serving on a request it could
-// not parse) to the gateway's logger. With SecureErrorLogMessage set they do not quote the request, which
-// could hold an Authorization header.
-type serverLog struct{ log *slog.Logger }
+// serverLog passes fasthttp's own log lines to the gateway's logger. With SecureErrorLogMessage set they do
+// not quote the request, which could hold an Authorization header.
+//
+// Most are about one connection the server stopped serving: a request it could not parse, a TLS handshake that
+// failed, a client gone mid-request. Those are the client's doing, and any client can cause one per connection
+// it opens, so logging each at warn would let a flood of junk connections flood the log (each warning is written
+// before the request goes on) and bury the warnings an operator must see. They are counted
+// (reqgate_gateway_connection_errors_total), logged each at debug, and at warn at most once per every, with the
+// number seen since the last such warning. nginx logs these client errors at info for the same reason.
+type serverLog struct {
+	log      *slog.Logger
+	every    time.Duration
+	mu       sync.Mutex
+	next     time.Time // when a connection error may be warned about again
+	unwarned int       // connection errors since the last warning
+}
 
-func (l serverLog) Printf(format string, args ...any) {
-	if l.log.Enabled(context.Background(), slog.LevelWarn) {
-		l.log.Warn("http server: " + fmt.Sprintf(format, args...))
+// connErrorFormat is the format of fasthttp's line about one connection's error (its worker pool's).
+const connErrorFormat = "error when serving connection %q<->%q: %v"
+
+func (l *serverLog) Printf(format string, args ...any) {
+	ctx := context.Background()
+	if format != connErrorFormat {
+		if l.log.Enabled(ctx, slog.LevelWarn) {
+			l.log.Warn("http server: " + fmt.Sprintf(format, args...))
+		}
+		return
+	}
+	connectionErrors.Inc()
+	now := time.Now()
+	l.mu.Lock()
+	l.unwarned++
+	n, warn := l.unwarned, !now.Before(l.next)
+	if warn {
+		l.next, l.unwarned = now.Add(l.every), 0
+	}
+	l.mu.Unlock()
+	switch {
+	case warn && l.log.Enabled(ctx, slog.LevelWarn):
+		l.log.Warn("http server: "+fmt.Sprintf(format, args...), "connection_errors", n,
+			"note", "client connection errors are logged at debug; at warn at most once per "+l.every.String())
+	case l.log.Enabled(ctx, slog.LevelDebug):
+		l.log.Debug("http server: " + fmt.Sprintf(format, args...))
 	}
 }
 

@@ -18,6 +18,7 @@ var (
 	flightShared      = metrics.GetOrCreateCounter(`reqgate_gateway_singleflight_shared_total`)
 	panicsTotal       = metrics.GetOrCreateCounter(`reqgate_gateway_panics_total`)
 	upstreamRequests  = metrics.GetOrCreateCounter(`reqgate_gateway_upstream_requests_total`)
+	connectionErrors  = metrics.GetOrCreateCounter(`reqgate_gateway_connection_errors_total`)
 )
 
 type requestLabels struct {

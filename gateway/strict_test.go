@@ -259,7 +259,8 @@ func TestParseErrorLog(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	var logs lockedBuffer
 	opt := cachedOptions(c)
-	opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	// At debug: past the first, such lines are written at debug (TestJunkConnectionsDoNotFloodTheLog).
+	opt.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw := startGateway(t, opt)
 	for _, raw := range []string{
 		"GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length : 5\r\n\r\nhello",
@@ -274,5 +275,55 @@ func TestParseErrorLog(t *testing.T) {
 	}
 	if l := logs.String(); strings.Contains(l, "ZGVtbzpkZW1v") || strings.Contains(l, "api2") {
 		t.Errorf("the log quotes the request:\n%s", l)
+	}
+}
+
+// TestJunkConnectionsDoNotFloodTheLog: a connection that sends what the server cannot parse is the client's
+// doing, and anyone can open many. At the default level (info) a burst of them gives one warning, with their
+// number, not a line each (which would flood the log and bury the operator's own warnings); every one of them
+// is counted in reqgate_gateway_connection_errors_total.
+func TestJunkConnectionsDoNotFloodTheLog(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	var logs lockedBuffer
+	opt := cachedOptions(c)
+	opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	gw := startGateway(t, opt)
+	addr := strings.TrimPrefix(gw.URL, "http://")
+	before := connectionErrors.Get()
+	const junk = 50
+	for range junk {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := nc.Write([]byte("\x16\x03\x01 junk\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, nc) // the 400, then the server closes
+		_ = nc.Close()
+	}
+	// Other tests' junk adds to the process-wide counter, never takes from it.
+	if !waitUntil(5*time.Second, func() bool { return connectionErrors.Get()-before >= junk }) {
+		t.Fatalf("reqgate_gateway_connection_errors_total rose by %d, want at least %d", connectionErrors.Get()-before, junk)
+	}
+	l := logs.String()
+	if n := strings.Count(l, "error when serving connection"); n != 1 {
+		t.Fatalf("%d log lines about %d junk connections, want 1; log:\n%s", n, junk, l)
+	}
+	if !strings.Contains(l, "level=WARN") || !strings.Contains(l, "connection_errors=1") {
+		t.Errorf("the first junk connection is not warned about with its count; log:\n%s", l)
+	}
+}
+
+// The server's other lines (it is at its connection limit, say) are the operator's to see: always at warn.
+func TestServerLogOtherLinesWarn(t *testing.T) {
+	var logs lockedBuffer
+	l := &serverLog{log: slog.New(slog.NewTextHandler(&logs, nil)), every: time.Hour}
+	for range 3 {
+		l.Printf("The incoming connection cannot be served, because %d concurrent connections are served.", 10)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 3 {
+		t.Errorf("%d warnings for 3 lines, want 3; log:\n%s", n, logs.String())
 	}
 }

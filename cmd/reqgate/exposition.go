@@ -96,6 +96,7 @@ var families = map[string]family{
 	"reqgate_gateway_singleflight_shared_total":  {"counter", "Concurrent identical reads answered by one upstream request."},
 	"reqgate_gateway_panics_total":               {"counter", "Handler panics recovered and answered 500."},
 	"reqgate_gateway_connections_refused_total":  {"counter", "Connections refused because their address held server.max_conns_per_ip already."},
+	"reqgate_gateway_connection_errors_total":    {"counter", "Connections the server stopped serving on a client's error: a request it could not parse, a failed TLS handshake."},
 	"reqgate_gateway_body_budget_refused_total":  {"counter", "Request bodies refused with 503 because server.body_budget was spent."},
 	"reqgate_auth_verifications_total":           {"counter", "Credentials the core proved that the gateway did not yet trust."},
 	"reqgate_auth_failures_total":                {"counter", "Requests the core answered 401 (wrong or unknown credentials)."},
