@@ -70,8 +70,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
 # wrk against a bare fasthttp ceiling, nginx with proxy_cache, the gateway (hit, JSON, Redis policy, miss) and
-# the core, in alternating rounds of one run, then an open-loop latency run (gateway/loadtest/openloop); figures
-# in docs/performance.md. Needs wrk, nginx and redis-server (apt-get install -y wrk nginx redis-server).
+# the core, in alternating rounds of one run, then open-loop latency runs (gateway/loadtest/openloop); figures
+# in docs/performance.md. Needs wrk, nginx and redis-server, which it installs with apt-get when run as root.
 loadtest:
 	PIN=1 ./gateway/loadtest/loadtest.sh 8s
 

@@ -15,8 +15,8 @@
 # open-loop latency runs at half and a quarter of the measured hit rate (p50, p99, p999) with gateway/loadtest/openloop, which
 # times each request from when it was due, so the load generator's own queueing does not hide a slow server
 # (vegeta, tried first, could not offer that rate from one CPU).
-# Usage: gateway/loadtest/loadtest.sh [duration]   (default 8s). Needs wrk, nginx and redis-server (apt-get
-# install -y wrk nginx redis-server).
+# Usage: gateway/loadtest/loadtest.sh [duration]   (default 8s). Needs wrk, nginx and redis-server, which it
+# installs with apt-get when run as root.
 # PIN=1 pins the servers to CPU 0 and the load generator to CPU 1. PAIRS=N rounds (default 5).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,9 +26,19 @@ SRV=() LOAD=()
 if [ "${PIN:-0}" = 1 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   SRV=(taskset -c 0) LOAD=(taskset -c 1)
 fi
+# What is missing is installed with apt-get when run as root (as .ci/deps does for the tests); else the command
+# to run is printed.
+need=()
 for cmd in wrk nginx redis-server; do
-  command -v "$cmd" >/dev/null || [ -x "/usr/sbin/$cmd" ] || { echo "$cmd not installed (apt-get install -y wrk nginx redis-server)"; exit 1; }
+  command -v "$cmd" >/dev/null || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
 done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "the load test needs ${need[*]}: apt-get install -y ${need[*]} (as root)"; exit 1
+  fi
+  echo "installing ${need[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 TMP=$(mktemp -d)
 PIDS=()
