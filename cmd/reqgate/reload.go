@@ -57,6 +57,7 @@ type reloader struct {
 	start    *config.Config // as the process started: what the restart keys still hold
 	cur      *config.Config // the live keys in force
 	accounts [32]byte       // digest of the account files last applied
+	seen     string         // stamp of the files when they were last read (see stamp)
 	gw       *gatewayNode   // nil in the core role
 	core     *coreNode      // nil in the gateway role
 	// others are parts that reload themselves, asked first: a failure refuses the reload.
@@ -67,6 +68,9 @@ type reloader struct {
 func newReloader(cfg *config.Config, args, environ []string, log *slog.Logger, level *slog.LevelVar) *reloader {
 	r := &reloader{role: cfg.Role, args: args, environ: environ, log: log, level: level, start: cfg, cur: cfg}
 	r.accounts, _ = digestFiles(cfg.Accounts) // an unreadable file failed the start already
+	// Stamped now, just after cfg was read, not when the watch starts: a file changed while the role starts
+	// (opening the store, applying the account files) is then reloaded at the first check, not missed for good.
+	r.seen = r.stamp()
 	return r
 }
 
@@ -210,7 +214,16 @@ func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-
 		defer t.Stop()
 		tick = t.C
 	}
-	seen := r.stamp()
+	// The files are stamped before they are read, so a change while a reload reads them is noticed at the next
+	// check. A reload that changed the list of account files stamps again after it, so that the new files'
+	// stamps do not look like a change.
+	reload := func() {
+		accounts := r.cur.Accounts
+		r.reload(ctx)
+		if !slices.Equal(accounts, r.cur.Accounts) {
+			r.seen = r.stamp()
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -221,14 +234,14 @@ func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-
 			return err
 		case <-hup:
 			r.log.Info("reloading the configuration", "reason", "SIGHUP")
-			r.reload(ctx)
-			seen = r.stamp()
+			r.seen = r.stamp()
+			reload()
 		case <-tick:
-			if now := r.stamp(); now != seen {
+			if now := r.stamp(); now != r.seen {
 				// A refused file is not tried again until it changes again.
 				r.log.Info("reloading the configuration", "reason", "file changed")
-				r.reload(ctx)
-				seen = r.stamp()
+				r.seen = now
+				reload()
 			}
 		}
 	}

@@ -277,6 +277,36 @@ func TestReloadRestartKeysAndLogLevel(t *testing.T) {
 	}
 }
 
+// TestReloadWatchSeesChangesDuringStart changes the config file while the process starts (after it read the
+// file, before it serves): the change is applied once it serves, not missed because the watch began later.
+func TestReloadWatchSeesChangesDuringStart(t *testing.T) {
+	dir := t.TempDir()
+	n := &reloadNode{config: filepath.Join(dir, "reqgate.yaml"), listen: testbin.FreeAddr(t), admin: testbin.FreeAddr(t)}
+	head := fmt.Sprintf("listen: %s\nadmin_listen: %s\nreload:\n  watch: 50ms\n", n.listen, n.admin)
+	n.write(t, head+loosePolicy)
+	n.p = start(t, "serve", "--db", filepath.Join(dir, "r.db"), "--config", n.config)
+	// The admin listener starts after the file was read, before the store is opened and the demo account
+	// provisioned: a window of its own in every start.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(n.p.stdout.String(), "admin listening") {
+		if time.Now().After(deadline) {
+			t.Fatal("no admin listener within 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	n.write(t, head+"ratelimit:\n  policies:\n    - {name: account, key: api_key, limit: 3, period: 1h}\n")
+	waitReady(t, n.p, "http://"+n.admin+"/readyz")
+	url := "http://" + n.listen + "/api2/demo/re/1"
+	const want = `"account";q=3;w=3600`
+	got := ""
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got = send(t, http.DefaultClient, url, "demo", "demo").header.Get("RateLimit-Policy"); got == want {
+			return
+		}
+	}
+	t.Errorf("RateLimit-Policy %q 10s after the start, want the policy of the changed file %q", got, want)
+}
+
 // TestReloadWatchesConfigFile sets reload.watch: a tightened policy written to the config file is applied
 // without a signal, and a file that does not validate is refused once, not at every check.
 func TestReloadWatchesConfigFile(t *testing.T) {
