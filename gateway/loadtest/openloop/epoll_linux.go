@@ -128,6 +128,29 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 		c.busy, c.due = true, due
 		return true
 	}
+	// next gives the idle connection c the oldest waiting request, or puts it with the idle ones.
+	next := func(c *conn) {
+		for len(waiting) > 0 {
+			due := waiting[0]
+			waiting = waiting[1:]
+			if send(c, due) {
+				return
+			}
+		}
+		idle = append(idle, c)
+	}
+	// redial replaces c's socket by a new connection.
+	redial := func(c *conn) error {
+		delete(byFD, c.fd)
+		unix.Close(c.fd)
+		nc, err := dial()
+		if err != nil {
+			return fmt.Errorf("reconnect: %w", err)
+		}
+		*c = *nc
+		byFD[c.fd] = c
+		return nil
+	}
 	released, answered := 0, 0
 	events := make([]unix.EpollEvent, 256)
 	var tbuf [8]byte
@@ -198,20 +221,16 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 					if c.busy {
 						fail(err)
 					}
-					delete(byFD, c.fd)
-					unix.Close(c.fd)
-					nc, derr := dial()
-					if derr != nil {
-						return r, fmt.Errorf("reconnect: %w", derr)
+					if err := redial(c); err != nil {
+						return r, err
 					}
-					*c = *nc
-					byFD[c.fd] = c
-					idle = append(idle, c)
+					next(c)
 					break
 				}
 				c.buf = c.buf[:len(c.buf)+m]
-				for c.busy {
-					size, status, ok := answer(c.buf)
+				closing := false
+				for c.busy && !closing {
+					size, status, last, ok := answer(c.buf)
 					if !ok {
 						break
 					}
@@ -222,14 +241,17 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 						r.non200++
 					}
 					c.buf = c.buf[:copy(c.buf, c.buf[size:])]
-					c.busy = false
-					if len(waiting) > 0 {
-						due := waiting[0]
-						waiting = waiting[1:]
-						send(c, due)
-					} else {
-						idle = append(idle, c)
+					c.busy, closing = false, last
+					if !closing {
+						next(c)
 					}
+				}
+				if closing { // the server ends the connection after this answer (nginx's keepalive_requests)
+					if err := redial(c); err != nil {
+						return r, err
+					}
+					next(c)
+					break
 				}
 			}
 		}
@@ -243,23 +265,29 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 	return r, nil
 }
 
-// answer reports the length and status of the complete HTTP/1.1 response at the start of b, if b holds one.
-// Only answers with a Content-Length are understood (every answer of the servers measured has one).
-func answer(b []byte) (size, status int, ok bool) {
+// answer reports the length and status of the complete HTTP/1.1 response at the start of b, if b holds one,
+// and whether it is the connection's last (Connection: close). Only answers with a Content-Length are
+// understood (every answer of the servers measured has one).
+func answer(b []byte) (size, status int, last, ok bool) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 || len(b) < 12 {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	status, _ = strconv.Atoi(string(b[9:12]))
-	head := b[:end+2]
 	length := 0
-	for line := range bytes.SplitSeq(head, []byte("\r\n")) {
+	for line := range bytes.SplitSeq(b[:end+2], []byte("\r\n")) {
 		name, value, found := bytes.Cut(line, []byte(":"))
-		if found && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
-			length, _ = strconv.Atoi(string(bytes.TrimSpace(value)))
-			break
+		if !found {
+			continue
+		}
+		name, value = bytes.TrimSpace(name), bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			length, _ = strconv.Atoi(string(value))
+		case bytes.EqualFold(name, []byte("Connection")):
+			last = bytes.EqualFold(value, []byte("close"))
 		}
 	}
 	size = end + 4 + length
-	return size, status, len(b) >= size
+	return size, status, last, len(b) >= size
 }
