@@ -16,6 +16,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/internal/race"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
@@ -64,7 +65,7 @@ func BenchmarkHandlerHit(b *testing.B) {
 // log written, a rate policy). AllocsPerRun counts the whole process, whose background work (the in-process
 // core, the cache's bookkeeping) allocates now and then: averaged over many hits it stays below one per hit.
 func TestHitAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("under the race detector sync.Pool drops items at random, so pooled state is made again (make unit runs this without it)")
 	}
 	c := coretest.Start(t, coretest.Options{})
@@ -76,9 +77,6 @@ func TestHitAllocations(t *testing.T) {
 		}
 	}
 }
-
-// raceEnabled is set under the race detector (race_test.go).
-var raceEnabled bool
 
 // defaultsOptions is the gateway at the defaults of a deployment: the access log on (written to a buffered
 // discard), and one in-process rate policy that never rejects.

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"testing"
+
+	"github.com/reqgate/reqgate/internal/race"
 )
 
 // The digest separates its parts: moving characters between api_key, username and password changes it.
@@ -57,11 +59,8 @@ func TestSumIsLengthPrefixedHMAC(t *testing.T) {
 	}
 }
 
-// raceEnabled is set under the race detector (race_test.go).
-var raceEnabled bool
-
 func TestSumAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("under the race detector sync.Pool drops items at random, so pooled state is made again")
 	}
 	h := New()

@@ -1,5 +1,0 @@
-//go:build race
-
-package credkey
-
-func init() { raceEnabled = true }
