@@ -58,7 +58,7 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 		due  int64 // of the request in flight
 		buf  []byte
 	}
-	cs := make([]*conn, 0, conns)
+	var idle []*conn // connections with no request in flight
 	byFD := map[int]*conn{}
 	dial := func() (*conn, error) {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -89,7 +89,7 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 		if err != nil {
 			return result{}, fmt.Errorf("connect %s: %w", addr, err)
 		}
-		cs = append(cs, c)
+		idle = append(idle, c)
 	}
 	defer func() {
 		for _, c := range byFD {
@@ -119,7 +119,6 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 		}
 	}
 	var waiting []int64 // due times of released requests no connection was free for, oldest first
-	idle := slices.Clone(cs)
 	send := func(c *conn, due int64) bool {
 		if _, err := unix.Write(c.fd, req); err != nil { // a request fits any socket buffer at once
 			fail(err)
@@ -183,15 +182,12 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 				for ; released < n && dueAt(released) <= t; released++ {
 					due := dueAt(released)
 					r.late = append(r.late, time.Duration(t-due))
-					if len(idle) > 0 {
-						c := idle[len(idle)-1]
-						idle = idle[:len(idle)-1]
-						if !send(c, due) {
-							idle = append(idle, c)
-						}
-						continue
-					}
 					waiting = append(waiting, due)
+				}
+				for len(waiting) > 0 && len(idle) > 0 {
+					c := idle[len(idle)-1]
+					idle = idle[:len(idle)-1]
+					next(c)
 				}
 				if released < n {
 					if err := arm(dueAt(released)); err != nil {
@@ -206,7 +202,10 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 			if c == nil {
 				continue
 			}
-			for {
+			// ended: the server closed the connection (a request in flight counts as an error) or said its
+			// last answer was the last (Connection: close, nginx's keepalive_requests).
+			ended := false
+			for !ended {
 				if len(c.buf) == cap(c.buf) {
 					c.buf = slices.Grow(c.buf, cap(c.buf))
 				}
@@ -214,45 +213,39 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 				if errors.Is(err, unix.EAGAIN) {
 					break
 				}
-				if err != nil || m == 0 { // the server closed it: count what was in flight, connect again
+				if err != nil || m == 0 {
 					if err == nil {
 						err = errors.New("connection closed by the server")
 					}
 					if c.busy {
 						fail(err)
 					}
-					if err := redial(c); err != nil {
-						return r, err
-					}
-					next(c)
+					ended = true
 					break
 				}
 				c.buf = c.buf[:len(c.buf)+m]
-				closing := false
-				for c.busy && !closing {
+				for c.busy && !ended {
 					size, status, last, ok := answer(c.buf)
 					if !ok {
 						break
 					}
-					t := now()
-					r.lat = append(r.lat, time.Duration(t-c.due))
+					r.lat = append(r.lat, time.Duration(now()-c.due))
 					answered++
 					if status != 200 {
 						r.non200++
 					}
 					c.buf = c.buf[:copy(c.buf, c.buf[size:])]
-					c.busy, closing = false, last
-					if !closing {
+					c.busy, ended = false, last
+					if !ended {
 						next(c)
 					}
 				}
-				if closing { // the server ends the connection after this answer (nginx's keepalive_requests)
-					if err := redial(c); err != nil {
-						return r, err
-					}
-					next(c)
-					break
+			}
+			if ended {
+				if err := redial(c); err != nil {
+					return r, err
 				}
+				next(c)
 			}
 		}
 	}
