@@ -33,12 +33,16 @@ type Store interface {
 	// CreateRecord stores a new record: it assigns the next id of the kind (transactionally: ids never
 	// collide), version 1, and LastUpdated* = Created*. Values are canonical and already validated.
 	CreateRecord(ctx context.Context, accountID int64, rec Record) (Record, error)
-	// UpdateRecord applies a partial update to a live record, in one transaction. When the update makes a new
-	// version (Update.Changes), every value in u.Values that differs from the stored one is changed and
-	// recorded as a Change, the version goes up by one, LastUpdated* are set and the version comment becomes
-	// u.Comment(). An update that changes nothing writes nothing and returns the record as stored.
-	// ErrNotFound for a missing or deleted record.
-	UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u Update) (Record, error)
+	// UpdateRecord applies to a live record the partial update that edit makes of it, in one transaction. edit
+	// is given the record as it is stored, locked against every other writer of it (on any engine, from any
+	// replica) until the transaction ends, so a check it makes (the version a client read, a value it sends
+	// back unchanged) holds when the update is written; an error from edit aborts the update, nothing is
+	// written and the error is returned wrapped. When the update makes a new version (Update.Changes), every
+	// value in its Values that differs from the stored one is changed and recorded as a Change, the version
+	// goes up by one, LastUpdated* are set and the version comment becomes Update.Comment(). An update that
+	// changes nothing writes nothing and returns the record as stored. ErrNotFound for a missing or deleted
+	// record (edit is not called).
+	UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, edit Edit) (Record, error)
 	// DeleteRecord soft-deletes a record (sets DeletedTime). ErrNotFound when missing, ErrConflict when it is
 	// already deleted.
 	DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error
@@ -61,6 +65,17 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close flushes and closes the store.
 	Close() error
+}
+
+// Edit makes the update of a record from the record as stored (see Store.UpdateRecord). An engine may call
+// it more than once, when it retries a transaction the database gave up on, so it must have no effect but
+// its result.
+type Edit func(stored Record) (Update, error)
+
+// Unconditional is the Edit that applies u whatever the stored record holds: for writers that own the record's
+// state (provisioning, tests), never for a client's read-modify-write.
+func Unconditional(u Update) Edit {
+	return func(Record) (Update, error) { return u, nil }
 }
 
 // Update is a partial update of a record.

@@ -55,8 +55,8 @@ func seedSQLite(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		comment := "second thoughts"
-		if _, err := st.UpdateRecord(ctx, acme.ID, "re", r.ID, core.Update{UserID: 5, Time: r.CreatedTime + 60,
-			VersionComment: &comment, Values: map[int64]string{103: "2", 102: "<p>now with text</p>"}}); err != nil {
+		if _, err := st.UpdateRecord(ctx, acme.ID, "re", r.ID, core.Unconditional(core.Update{UserID: 5, Time: r.CreatedTime + 60,
+			VersionComment: &comment, Values: map[int64]string{103: "2", 102: "<p>now with text</p>"}})); err != nil {
 			t.Fatal(err)
 		}
 		if i%7 == 0 {

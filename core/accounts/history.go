@@ -71,7 +71,7 @@ func SeedDemoHistory(ctx context.Context, st core.Store) error {
 			}
 			up.Values[f.ID] = v
 		}
-		if _, err := st.UpdateRecord(ctx, acct.ID, e.kind, e.id, up); err != nil {
+		if _, err := st.UpdateRecord(ctx, acct.ID, e.kind, e.id, core.Unconditional(up)); err != nil {
 			return fmt.Errorf("seed demo history: update %s %d: %w", e.kind, e.id, err)
 		}
 	}

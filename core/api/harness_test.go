@@ -119,20 +119,27 @@ func testProvision(tb testing.TB) *core.Provision {
 type env struct {
 	t     testing.TB
 	URL   string
-	Store *sqlite.Store
+	Store *sqlite.Store // nil on another engine
 	API   *api.Server
 }
 
 // start opens a new store, applies testProvision and serves the API.
 func start(tb testing.TB, opt api.Options) *env {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "core.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "core.db"))
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
+	e := serve(tb, st, opt)
+	e.Store = st
+	return e
+}
+
+// serve applies testProvision to st, serves the API on it and closes st when the test ends.
+func serve(tb testing.TB, st core.Store, opt api.Options) *env {
+	tb.Helper()
 	tb.Cleanup(func() { st.Close() })
-	if err := st.Apply(ctx, testProvision(tb)); err != nil {
+	if err := st.Apply(context.Background(), testProvision(tb)); err != nil {
 		tb.Fatalf("apply: %v", err)
 	}
 	if opt.Logger == nil {
@@ -144,7 +151,7 @@ func start(tb testing.TB, opt api.Options) *env {
 	}
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(hs.Close)
-	return &env{t: tb, URL: hs.URL, Store: st, API: srv}
+	return &env{t: tb, URL: hs.URL, API: srv}
 }
 
 // resp is a response read whole.

@@ -35,7 +35,12 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, c *call, obj 
 // createRecord serves POST /<segment>: 201 with Location = {base_url}/<segment>/<new id>.
 func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object) {
 	ctx := r.Context()
-	wv, err := s.readWrite(w, r, c, obj, 0)
+	wr, err := s.readWrite(w, r, c, obj)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	wv, err := wr.check(nil)
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -62,16 +67,27 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	writeEmpty(w, http.StatusCreated)
 }
 
-// updateRecord serves PUT /<segment>/{id}: a partial update; 404 for a missing or deleted record.
+// updateRecord serves PUT /<segment>/{id}: a partial update; 404 for a missing or deleted record. The body is
+// checked against the record as the store's write transaction holds it (checkWrite inside the Edit), never
+// against an earlier read: a version_number sent back is compared with the version the update would replace,
+// and a value equal to the stored one is left alone only when it is the stored one at that moment, so a
+// concurrent write is never overwritten by a stale comparison.
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
 	ctx := r.Context()
-	wv, err := s.readWrite(w, r, c, obj, id)
+	wr, err := s.readWrite(w, r, c, obj)
 	if err != nil {
 		s.writeError(w, err)
 		return
 	}
-	u := core.Update{Values: wv.values, VersionComment: wv.comment, UserID: c.User.ID, Time: s.now().Unix()}
-	if _, err := s.st.UpdateRecord(ctx, c.Account.ID, obj.APIPrefix, id, u); err != nil {
+	now := s.now().Unix()
+	edit := func(stored core.Record) (core.Update, error) {
+		wv, err := wr.check(&stored)
+		if err != nil {
+			return core.Update{}, err
+		}
+		return core.Update{Values: wv.values, VersionComment: wv.comment, UserID: c.User.ID, Time: now}, nil
+	}
+	if _, err := s.st.UpdateRecord(ctx, c.Account.ID, obj.APIPrefix, id, edit); err != nil {
 		if errors.Is(err, core.ErrNotFound) {
 			err = recordNotFound(obj, strconv.FormatInt(id, 10))
 		}
@@ -96,40 +112,43 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	}
 }
 
-// readWrite reads, parses and validates the body of a create (id 0) or an update. An update is checked
-// against the stored record, so that what a read gave may be sent back: see checkWrite.
-func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) (writeValues, error) {
+// recordWrite is the parsed body of a create or an update with what checking it needs.
+type recordWrite struct {
+	body    []bodyField
+	obj     core.Object
+	sc      *schema
+	version int
+}
+
+// check validates the write against the kind's fields: a create (stored nil) or an update of stored, the
+// record as the write transaction holds it (see checkWrite).
+func (wr recordWrite) check(stored *core.Record) (writeValues, error) {
+	return checkWrite(wr.body, wr.obj, wr.sc.fields[wr.obj.APIPrefix], wr.sc, stored, wr.version)
+}
+
+// readWrite reads and parses the body of a create or an update, and loads the account's schema to check it.
+func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj core.Object) (recordWrite, error) {
 	data, err := readBody(w, r, s.opt.MaxBodyBytes)
 	if err != nil {
-		return writeValues{}, err
+		return recordWrite{}, err
 	}
 	// An empty body is refused below as XML without a root element, whatever its type: the gateway forwards an
 	// empty JSON body untranslated, and "no root element" is what is wrong with it.
 	var charset string
 	if len(data) > 0 {
 		if charset, err = checkContentType(r.Header.Get("Content-Type")); err != nil {
-			return writeValues{}, err
+			return recordWrite{}, err
 		}
 	}
 	body, err := parseRecordBody(data, obj.RootElement(), charset)
 	if err != nil {
-		return writeValues{}, err
+		return recordWrite{}, err
 	}
 	sc, err := s.schemaOf(r.Context(), c)
 	if err != nil {
-		return writeValues{}, err
+		return recordWrite{}, err
 	}
-	if id == 0 {
-		return checkWrite(body, sc.fields[obj.APIPrefix], sc, nil, c.Version)
-	}
-	rec, err := s.st.Record(r.Context(), c.Account.ID, obj.APIPrefix, id)
-	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
-		return writeValues{}, recordNotFound(obj, strconv.FormatInt(id, 10))
-	}
-	if err != nil {
-		return writeValues{}, fmt.Errorf("read %s %d: %w", obj.APIPrefix, id, err)
-	}
-	return checkWrite(body, sc.fields[obj.APIPrefix], sc, &rec, c.Version)
+	return recordWrite{body: body, obj: obj, sc: sc, version: c.Version}, nil
 }
 
 // getFields serves GET /<segment>/field.

@@ -416,10 +416,10 @@ func benchSetup(b *testing.B, dir string) (base string, st core.Store) {
 		b.Fatalf("bench account: %v", err)
 	}
 	for i := range benchChanges {
-		_, err := s.UpdateRecord(ctx, acct.ID, core.KindRequirement, benchHistoryID, core.Update{
+		_, err := s.UpdateRecord(ctx, acct.ID, core.KindRequirement, benchHistoryID, core.Unconditional(core.Update{
 			Values: map[int64]string{103: strconv.Itoa(i%100 + 1)}, UserID: int64(i%benchUsers + 1),
 			Time: benchCreated0 + benchRecords*60 + int64(i),
-		})
+		}))
 		if err != nil {
 			b.Fatalf("update record: %v", err)
 		}

@@ -18,6 +18,10 @@ var systemFields = map[string]func(core.Record) int64{
 	"last_updated_by":   func(r core.Record) int64 { return r.LastUpdatedBy },
 }
 
+// notCustom are the names a write of a built-in kind's record may send that a custom object's record read never
+// shows, so a write of one may not send them either.
+var notCustom = map[string]bool{"version_comment": true, "created_by": true, "last_updated_by": true}
+
 // writeValues is a validated record write.
 type writeValues struct {
 	values  map[int64]string // field id -> canonical value
@@ -31,8 +35,9 @@ type writeValues struct {
 // stored one is left alone unvalidated (an option removed since, a required field stored empty). A
 // required field may not be cleared. A Textarea is HTML; in version 1, where reads show it as plain text,
 // a write is plain text too (see textareaValue). Errors are *core.ValidationError naming the field.
-func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.Record, version int) (writeValues, error) {
+func checkWrite(body []bodyField, obj core.Object, fields []core.Field, sc *schema, stored *core.Record, version int) (writeValues, error) {
 	wc := writeCheck{
+		custom:  obj.Custom,
 		fields:  fields,
 		stored:  stored,
 		version: version,
@@ -63,6 +68,7 @@ func checkWrite(body []bodyField, fields []core.Field, sc *schema, stored *core.
 
 // writeCheck is the state of one checkWrite.
 type writeCheck struct {
+	custom  bool // a custom object's record, whose reads show no version comment and no created_by/last_updated_by
 	fields  []core.Field
 	stored  *core.Record // nil on create
 	version int
@@ -75,6 +81,10 @@ func (wc *writeCheck) field(bf bodyField) error {
 	switch {
 	case bf.Name == "id":
 		return checkID(bf, wc.stored)
+	case wc.custom && notCustom[bf.Name]:
+		// A custom object's record has no version comment: one sent would raise the version with nothing
+		// visible changed. It and the user fields its reads leave out are unknown fields there.
+		return core.Invalid(clip(bf.Name), "unknown field")
 	case bf.Name == "version_comment":
 		if len(bf.Value) > 30000 {
 			return core.Invalid("version_comment", "longer than max_size 30000")

@@ -127,8 +127,8 @@ func benchStore(b *testing.B, n int, fresh bool) (*Store, int64) {
 		bulkLoad(b, s, a.ID, n)
 		// Give record 1 a field history of 50 changes.
 		for i := range 50 {
-			if _, err := s.UpdateRecord(ctx, a.ID, core.KindRequirement, 1, core.Update{UserID: 1000,
-				Time: benchBase + int64(n+i), Values: map[int64]string{103: strconv.Itoa(i%3 + 1)}}); err != nil {
+			if _, err := s.UpdateRecord(ctx, a.ID, core.KindRequirement, 1, core.Unconditional(core.Update{UserID: 1000,
+				Time: benchBase + int64(n+i), Values: map[int64]string{103: strconv.Itoa(i%3 + 1)}})); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -260,9 +260,9 @@ func BenchmarkUpdateRecord(b *testing.B) {
 	ctx := context.Background()
 	s, a := benchStore(b, 10_000, true)
 	measure(b, func(i int) error {
-		_, err := s.UpdateRecord(ctx, a, core.KindRequirement, int64(i%10_000+1), core.Update{UserID: 1000,
+		_, err := s.UpdateRecord(ctx, a, core.KindRequirement, int64(i%10_000+1), core.Unconditional(core.Update{UserID: 1000,
 			Time: benchBase + 200_000 + int64(i), Values: map[int64]string{103: strconv.Itoa(i%3 + 1),
-				101: "Upd" + strconv.Itoa(i)}})
+				101: "Upd" + strconv.Itoa(i)}}))
 		return err
 	})
 }

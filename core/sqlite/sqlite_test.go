@@ -68,8 +68,8 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateRecord: %v", err)
 	}
-	if _, err := st.UpdateRecord(ctx, a.ID, "re", r.ID, core.Update{UserID: 6, Time: 1700000600,
-		Values: map[int64]string{103: "3"}}); err != nil {
+	if _, err := st.UpdateRecord(ctx, a.ID, "re", r.ID, core.Unconditional(core.Update{UserID: 6, Time: 1700000600,
+		Values: map[int64]string{103: "3"}})); err != nil {
 		t.Fatalf("UpdateRecord: %v", err)
 	}
 	if err := st.DeleteRecord(ctx, a.ID, "re", 2, 5, 1700000700); err != nil {
@@ -191,8 +191,8 @@ func TestCrashChild(t *testing.T) {
 		if i%3 == 0 {
 			title += "u"
 			c := title
-			if _, err := st.UpdateRecord(ctx, a.ID, "bug", r.ID, core.Update{UserID: 5, Time: 1700000001,
-				VersionComment: &c}); err != nil {
+			if _, err := st.UpdateRecord(ctx, a.ID, "bug", r.ID, core.Unconditional(core.Update{UserID: 5, Time: 1700000001,
+				VersionComment: &c})); err != nil {
 				t.Fatalf("UpdateRecord: %v", err)
 			}
 			fmt.Fprintf(os.Stdout, "update %d %s\n", r.ID, title)
@@ -238,8 +238,8 @@ func TestManyTerms(t *testing.T) {
 	if got, want := find(650), 1; got != want {
 		t.Errorf("records holding option 650: %d, want %d", got, want)
 	}
-	if _, err := st.UpdateRecord(ctx, a.ID, "re", r.ID, core.Update{UserID: 1, Time: 2,
-		Values: map[int64]string{1: "3,650"}}); err != nil {
+	if _, err := st.UpdateRecord(ctx, a.ID, "re", r.ID, core.Unconditional(core.Update{UserID: 1, Time: 2,
+		Values: map[int64]string{1: "3,650"}})); err != nil {
 		t.Fatalf("UpdateRecord: %v", err)
 	}
 	for _, tc := range []struct {

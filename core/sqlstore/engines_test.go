@@ -107,8 +107,8 @@ func testExportImport(t *testing.T, e engine) {
 		t.Fatal(err)
 	}
 	comment := "edited"
-	if _, err := src.UpdateRecord(ctx, acme.ID, "re", 1, core.Update{UserID: 5, Time: 1_700_000_500,
-		VersionComment: &comment, Values: map[int64]string{101: "Export to TSV", 103: "2"}}); err != nil {
+	if _, err := src.UpdateRecord(ctx, acme.ID, "re", 1, core.Unconditional(core.Update{UserID: 5, Time: 1_700_000_500,
+		VersionComment: &comment, Values: map[int64]string{101: "Export to TSV", 103: "2"}})); err != nil {
 		t.Fatal(err)
 	}
 	if err := src.DeleteRecord(ctx, acme.ID, "re", 4, 5, 1_700_000_600); err != nil {
@@ -251,8 +251,8 @@ func testMigrateFromV1(t *testing.T, e engine) {
 	if err != nil {
 		t.Fatalf("CreateRecord: %v", err)
 	}
-	if _, err := s.UpdateRecord(ctx, 1, "re", 3, core.Update{UserID: 1, Time: 30,
-		Values: map[int64]string{2: "1"}}); err != nil {
+	if _, err := s.UpdateRecord(ctx, 1, "re", 3, core.Unconditional(core.Update{UserID: 1, Time: 30,
+		Values: map[int64]string{2: "1"}})); err != nil {
 		t.Fatalf("UpdateRecord: %v", err)
 	}
 	ms, err := s.Search(ctx, 1, "re", []core.Condition{status2})

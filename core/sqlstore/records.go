@@ -185,13 +185,14 @@ func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
 		r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals)
 }
 
-// UpdateRecord applies a partial update to a live record (core.Update.Changes decides whether it makes a new
-// version); every changed value becomes one history entry whose sequence number is the version the update
-// produces. It takes two round trips: lock and read the record
-// (and the searchable fields), then write the history, the record and its changed index terms. The lock
-// (Dialect.ForUpdate) serialises updates of one record across replicas: the second waits, then reads the row
-// the first committed, so neither the version nor a change is lost.
-func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
+// UpdateRecord applies the update edit makes of a live record (core.Update.Changes decides whether it makes a
+// new version); every changed value becomes one history entry whose sequence number is the version the update
+// produces. It takes two round trips: lock and read the record (and the searchable fields), then write the
+// history, the record and its changed index terms. The lock (Dialect.ForUpdate on PostgreSQL; SQLite's write
+// transactions are exclusive) serialises the writers of one record across replicas: the second waits, then
+// reads the row the first committed and hands that to its edit, so neither the version nor a change is lost
+// and a version check in edit sees the version it would replace.
+func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, edit core.Edit) (core.Record, error) {
 	defer s.recordWrite()()
 	cached, err := s.searchable(ctx, accountID, kind)
 	if err != nil {
@@ -208,6 +209,10 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		}
 		if rec.DeletedTime != 0 {
 			return core.ErrNotFound
+		}
+		u, err := edit(rec)
+		if err != nil {
+			return err
 		}
 		changed, newVersion := u.Changes(rec)
 		if !newVersion {

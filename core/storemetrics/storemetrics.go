@@ -87,9 +87,9 @@ func (m Store) CreateRecord(ctx context.Context, accountID int64, rec core.Recor
 	return m.s.CreateRecord(ctx, accountID, rec)
 }
 
-func (m Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (core.Record, error) {
+func (m Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, edit core.Edit) (core.Record, error) {
 	defer mUpdateRecord.UpdateDuration(time.Now())
-	return m.s.UpdateRecord(ctx, accountID, kind, id, u)
+	return m.s.UpdateRecord(ctx, accountID, kind, id, edit)
 }
 
 func (m Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error {

@@ -240,7 +240,7 @@ func testAccountsAreSeparate(t *testing.T, st core.Store) {
 	h, err := st.History(ctx, acme, "re", 9, reTitle)
 	checkErr(t, "History of another account's record", err, core.ErrNotFound)
 	check(t, "History of another account's record", len(h), 0)
-	_, err = st.UpdateRecord(ctx, acme, "re", 9, core.Update{UserID: 5, Time: t3})
+	_, err = st.UpdateRecord(ctx, acme, "re", 9, core.Unconditional(core.Update{UserID: 5, Time: t3}))
 	checkErr(t, "UpdateRecord of another account's record", err, core.ErrNotFound)
 	checkErr(t, "DeleteRecord of another account's record", st.DeleteRecord(ctx, other, "re", 1, 5, t3), core.ErrNotFound)
 	check(t, "acme's re 1 after the attempt", record(t, st, acme, "re", 1).DeletedTime, int64(0))

@@ -1,8 +1,11 @@
 package storetest
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -68,8 +71,8 @@ func testConcurrentUpdates(t *testing.T, st core.Store) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range updatesPerWriter {
-				r, err := st.UpdateRecord(ctx, acme, "re", 1, core.Update{UserID: 5, Time: t3 + int64(i),
-					Values: map[int64]string{reDesc: fmt.Sprintf("w%d-%d", w, i)}})
+				r, err := st.UpdateRecord(ctx, acme, "re", 1, core.Unconditional(core.Update{UserID: 5, Time: t3 + int64(i),
+					Values: map[int64]string{reDesc: fmt.Sprintf("w%d-%d", w, i)}}))
 				if err != nil {
 					t.Errorf("UpdateRecord from writer %d: %v", w, err)
 					return
@@ -109,4 +112,71 @@ func testConcurrentUpdates(t *testing.T, st core.Store) {
 	}
 	check(t, "last history entry", prev, r.Values[reDesc])
 	check(t, "distinct values in history", len(written), n)
+}
+
+// testConcurrentEdits has several goroutines add one to a counter at once, each reading the counter from the
+// record its edit is given: the store hands each edit the record as the previous update left it, so the counter
+// ends at exactly the number of updates and its history steps by one from 0.
+func testConcurrentEdits(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	const n = writers * updatesPerWriter
+	increment := func(stored core.Record) (core.Update, error) {
+		v, err := strconv.Atoi(cmp.Or(stored.Values[reEstimate], "0"))
+		if err != nil {
+			return core.Update{}, err
+		}
+		return core.Update{UserID: 5, Time: t3, Values: map[int64]string{reEstimate: strconv.Itoa(v + 1)}}, nil
+	}
+	start, err := strconv.Atoi(cmp.Or(record(t, st, acme, "re", 1).Values[reEstimate], "0"))
+	checkErr(t, "start value", err, nil)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for range updatesPerWriter {
+				if _, err := st.UpdateRecord(ctx, acme, "re", 1, increment); err != nil {
+					t.Errorf("UpdateRecord from writer %d: %v", w, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	check(t, "counter", record(t, st, acme, "re", 1).Values[reEstimate], strconv.Itoa(start+n))
+	h, err := st.History(ctx, acme, "re", 1, reEstimate)
+	checkErr(t, "History", err, nil)
+	h = h[len(h)-n:]
+	for i, c := range h {
+		if want := strconv.Itoa(start + i + 1); c.New != want {
+			t.Fatalf("history step %d: %q -> %q, want -> %q", i, c.Old, c.New, want)
+		}
+	}
+}
+
+// testEditRefuses checks that an edit's error aborts the update with nothing written, and that the edit of a
+// missing or deleted record is never called.
+func testEditRefuses(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	before := record(t, st, acme, "re", 1)
+	refused := errors.New("refused")
+	_, err := st.UpdateRecord(ctx, acme, "re", 1, func(stored core.Record) (core.Update, error) {
+		if stored.Version != before.Version {
+			t.Errorf("edit got version %d, want %d", stored.Version, before.Version)
+		}
+		return core.Update{}, refused
+	})
+	checkErr(t, "refusing edit", err, refused)
+	after := record(t, st, acme, "re", 1)
+	check(t, "version after a refused edit", after.Version, before.Version)
+	check(t, "values after a refused edit", after.Values, before.Values)
+
+	called := false
+	never := func(core.Record) (core.Update, error) { called = true; return core.Update{}, nil }
+	_, err = st.UpdateRecord(ctx, acme, "re", 999, never)
+	checkErr(t, "edit of a missing record", err, core.ErrNotFound)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 1, 5, t3), nil)
+	_, err = st.UpdateRecord(ctx, acme, "re", 1, never)
+	checkErr(t, "edit of a deleted record", err, core.ErrNotFound)
+	if called {
+		t.Error("the edit of a missing or deleted record was called")
+	}
 }

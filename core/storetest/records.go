@@ -27,7 +27,7 @@ func create(t *testing.T, st core.Store, account int64, r core.Record) core.Reco
 
 func update(t *testing.T, st core.Store, account int64, kind string, id int64, u core.Update) core.Record {
 	t.Helper()
-	got, err := st.UpdateRecord(ctx, account, kind, id, u)
+	got, err := st.UpdateRecord(ctx, account, kind, id, core.Unconditional(u))
 	if err != nil {
 		t.Fatalf("UpdateRecord(%s, %d, %+v): %v", kind, id, u, err)
 	}
@@ -129,7 +129,7 @@ func testUpdateRecord(t *testing.T, st core.Store) {
 		kind string
 		id   int64
 	}{{"re", 3}, {"nope", 1}, {"ft", 1}} {
-		_, err := st.UpdateRecord(ctx, acme, tc.kind, tc.id, core.Update{UserID: 5, Time: t3})
+		_, err := st.UpdateRecord(ctx, acme, tc.kind, tc.id, core.Unconditional(core.Update{UserID: 5, Time: t3}))
 		checkErr(t, fmt.Sprintf("UpdateRecord(%s, %d)", tc.kind, tc.id), err, core.ErrNotFound)
 	}
 }
@@ -146,8 +146,8 @@ func testDeleteRecord(t *testing.T, st core.Store) {
 	check(t, "DeletedTime after the refused second delete", record(t, st, acme, "re", 2).DeletedTime, int64(t3+50))
 	checkErr(t, "DeleteRecord of a missing record", st.DeleteRecord(ctx, acme, "re", 99, 5, t3), core.ErrNotFound)
 	checkErr(t, "DeleteRecord of an unknown kind", st.DeleteRecord(ctx, acme, "nope", 1, 5, t3), core.ErrNotFound)
-	_, err := st.UpdateRecord(ctx, acme, "re", 2, core.Update{UserID: 5, Time: t3 + 70,
-		Values: map[int64]string{reTitle: "x"}})
+	_, err := st.UpdateRecord(ctx, acme, "re", 2, core.Unconditional(core.Update{UserID: 5, Time: t3 + 70,
+		Values: map[int64]string{reTitle: "x"}}))
 	checkErr(t, "UpdateRecord of a deleted record", err, core.ErrNotFound)
 	// A deleted record's id is never given again.
 	check(t, "create after deleting the newest", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5}).ID, int64(5))

@@ -47,6 +47,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"AccountsAreSeparate", testAccountsAreSeparate},
 		{"ParallelCreates", testParallelCreates},
 		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"ConcurrentEdits", testConcurrentEdits},
+		{"EditRefuses", testEditRefuses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,10 +96,10 @@ func (t Store) CreateRecord(ctx context.Context, accountID int64, rec core.Recor
 	return t.s.CreateRecord(ctx, accountID, rec)
 }
 
-func (t Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, u core.Update) (r core.Record, err error) {
+func (t Store) UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, edit core.Edit) (r core.Record, err error) {
 	ctx, sp := t.start(ctx, "store.update_record")
 	defer func() { end(sp, err) }()
-	return t.s.UpdateRecord(ctx, accountID, kind, id, u)
+	return t.s.UpdateRecord(ctx, accountID, kind, id, edit)
 }
 
 func (t Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) (err error) {
