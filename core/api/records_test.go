@@ -576,3 +576,31 @@ func recordValues(t *testing.T, doc string) map[string]string {
 	}
 	return m
 }
+
+// TestCustomRecordTakesNoVersionComment: a custom object's record has no version comment and no created_by or
+// last_updated_by (its reads show none), so a write that sends one is refused like any unknown field, and a
+// PUT of a comment alone never makes an invisible version.
+func TestCustomRecordTakesNoVersionComment(t *testing.T) {
+	e := start(t, api.Options{})
+	id := e.create("/api2", "risk", body("custom_object", "field_401", "Flood"))
+	path := "/api2/" + keyAcme + "/risk/" + id
+	for _, tc := range []struct{ method, path, body, field string }{
+		{"POST", "/api2/" + keyAcme + "/risk", body("custom_object", "field_401", "Fire", "version_comment", "why"), "version_comment"},
+		{"PUT", path, body("custom_object", "version_comment", "only a comment"), "version_comment"},
+		{"PUT", path, body("custom_object", "field_401", "Flood 2", "version_comment", "why"), "version_comment"},
+		{"PUT", path, body("custom_object", "created_by", "5"), "created_by"},
+		{"PUT", path, body("custom_object", "last_updated_by", "5"), "last_updated_by"},
+	} {
+		got := e.do(req{Method: tc.method, Path: tc.path, Body: tc.body})
+		if want := "Invalid request: " + tc.field + ": unknown field"; got.Status != http.StatusBadRequest || !strings.Contains(got.Body, want) {
+			t.Errorf("%s %s: %d %s, want 400 %q", tc.method, tc.body, got.Status, got.Body, want)
+		}
+	}
+	read := e.must(req{Path: path}, http.StatusOK).Body
+	if !strings.Contains(read, "<name>version_number</name>\n<label>Version Number (Auto-generated)</label>\n<value>1</value>") ||
+		!strings.Contains(read, "<value>Flood</value>") {
+		t.Errorf("a refused write changed the record:\n%s", read)
+	}
+	// The read sent back as it is stays acceptable.
+	e.must(req{Method: "PUT", Path: path, Body: read}, http.StatusOK)
+}
