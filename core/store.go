@@ -47,6 +47,10 @@ type Store interface {
 	// already deleted.
 	DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error
 
+	// Receipt returns the live receipt (younger than ReceiptTTL at now) kept under an idempotency key of a
+	// user, or ErrNotFound. Writes keep receipts when their context carries one (WithReceipt).
+	Receipt(ctx context.Context, accountID, userID int64, key string, now int64) (Receipt, error)
+
 	// Search returns summaries of the records of a kind matching every condition, ordered by id. Without a
 	// deleted_time condition only live records match; with one, only deleted records do. Conditions are
 	// already checked (CheckConditions).

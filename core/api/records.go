@@ -34,10 +34,13 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, c *call, obj 
 
 // createRecord serves POST /<segment>: 201 with Location = {base_url}/<segment>/<new id>.
 func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object) {
-	ctx := r.Context()
 	wr, err := s.readWrite(w, r, c, obj)
 	if err != nil {
 		s.writeError(w, err)
+		return
+	}
+	ctx, rc, answered := s.once(w, r, c, http.StatusCreated, wr.data)
+	if answered {
 		return
 	}
 	wv, err := wr.check(nil)
@@ -59,6 +62,9 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, o
 		rec.VersionComment = *wv.comment
 	}
 	rec, err = s.st.CreateRecord(ctx, c.Account.ID, rec)
+	if s.raced(ctx, w, c, rc, err) {
+		return
+	}
 	if err != nil {
 		s.writeError(w, fmt.Errorf("create %s: %w", obj.APIPrefix, err))
 		return
@@ -73,10 +79,13 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, o
 // and a value equal to the stored one is left alone only when it is the stored one at that moment, so a
 // concurrent write is never overwritten by a stale comparison.
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
-	ctx := r.Context()
 	wr, err := s.readWrite(w, r, c, obj)
 	if err != nil {
 		s.writeError(w, err)
+		return
+	}
+	ctx, rc, answered := s.once(w, r, c, http.StatusOK, wr.data)
+	if answered {
 		return
 	}
 	now := s.now().Unix()
@@ -87,7 +96,11 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 		}
 		return core.Update{Values: wv.values, VersionComment: wv.comment, UserID: c.User.ID, Time: now}, nil
 	}
-	if _, err := s.st.UpdateRecord(ctx, c.Account.ID, obj.APIPrefix, id, edit); err != nil {
+	_, err = s.st.UpdateRecord(ctx, c.Account.ID, obj.APIPrefix, id, edit)
+	if s.raced(ctx, w, c, rc, err) {
+		return
+	}
+	if err != nil {
 		if errors.Is(err, core.ErrNotFound) {
 			err = recordNotFound(obj, strconv.FormatInt(id, 10))
 		}
@@ -99,8 +112,13 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 
 // deleteRecord serves DELETE /<segment>/{id}: a soft delete; 404 when missing, 409 when already deleted.
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
-	err := s.st.DeleteRecord(r.Context(), c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix())
+	ctx, rc, answered := s.once(w, r, c, http.StatusOK, nil)
+	if answered {
+		return
+	}
+	err := s.st.DeleteRecord(ctx, c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix())
 	switch {
+	case s.raced(ctx, w, c, rc, err):
 	case err == nil:
 		writeEmpty(w, http.StatusOK)
 	case errors.Is(err, core.ErrNotFound):
@@ -114,6 +132,7 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, o
 
 // recordWrite is the parsed body of a create or an update with what checking it needs.
 type recordWrite struct {
+	data    []byte // the body as sent
 	body    []bodyField
 	obj     core.Object
 	sc      *schema
@@ -148,7 +167,7 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, c *call, obj 
 	if err != nil {
 		return recordWrite{}, err
 	}
-	return recordWrite{body: body, obj: obj, sc: sc, version: c.Version}, nil
+	return recordWrite{data: data, body: body, obj: obj, sc: sc, version: c.Version}, nil
 }
 
 // getFields serves GET /<segment>/field.

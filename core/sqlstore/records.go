@@ -168,6 +168,12 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 		if err != nil {
 			return notFound(err)
 		}
+		if r := core.ReceiptOf(ctx); r != nil {
+			r.RecordID = rec.ID
+		}
+		if err := keepReceipt(ctx, tx, accountID); err != nil {
+			return err
+		}
 		b := &Batch{}
 		queueInsertRecord(b, accountID, rec, vals)
 		queueReindex(b, types, accountID, rec.Kind, rec.ID, nil, rec.Values)
@@ -214,9 +220,13 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		if err != nil {
 			return err
 		}
+		// An update that changes nothing keeps its receipt too: a retry must not apply it over a later write.
+		if err := keepReceipt(ctx, tx, accountID); err != nil {
+			return err
+		}
 		changed, newVersion := u.Changes(rec)
 		if !newVersion {
-			return nil // nothing is written; the lock ends with the transaction
+			return nil // nothing else is written; the lock ends with the transaction
 		}
 		old := maps.Clone(rec.Values)
 		rec.Version++
@@ -262,6 +272,9 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 		}
 		if deleted != 0 {
 			return core.ErrConflict
+		}
+		if err := keepReceipt(ctx, tx, accountID); err != nil {
+			return err
 		}
 		return tx.Exec(ctx, qMarkDeleted, at, accountID, kind, id)
 	})

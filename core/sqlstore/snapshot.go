@@ -113,7 +113,8 @@ func (s *Store) export(ctx context.Context, tx Tx, apiKey string) (*core.Snapsho
 }
 
 // accountTables are the tables holding an account's rows, children first (the order a replace deletes them).
-var accountTables = []string{"terms", "history", "relationships", "counters", "records", "views", "field_options",
+// Receipts are not copied: they answer retries of writes made to this store, for a day.
+var accountTables = []string{"receipts", "terms", "history", "relationships", "counters", "records", "views", "field_options",
 	"fields", "objects", "users"}
 
 // Import writes the account of snap in one transaction and rebuilds its search terms. An account with the

@@ -33,6 +33,7 @@ var (
 	mSearch       = op("search")
 	mRelated      = op("related")
 	mHistory      = op("history")
+	mReceipt      = op("receipt")
 	mApply        = op("apply")
 )
 
@@ -110,6 +111,11 @@ func (m Store) Related(ctx context.Context, accountID int64, kind string, id int
 func (m Store) History(ctx context.Context, accountID int64, kind string, id, fieldID int64) ([]core.Change, error) {
 	defer mHistory.UpdateDuration(time.Now())
 	return m.s.History(ctx, accountID, kind, id, fieldID)
+}
+
+func (m Store) Receipt(ctx context.Context, accountID, userID int64, key string, now int64) (core.Receipt, error) {
+	defer mReceipt.UpdateDuration(time.Now())
+	return m.s.Receipt(ctx, accountID, userID, key, now)
 }
 
 func (m Store) Apply(ctx context.Context, p *core.Provision) error {

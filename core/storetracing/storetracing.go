@@ -120,6 +120,12 @@ func (t Store) Related(ctx context.Context, accountID int64, kind string, id int
 	return t.s.Related(ctx, accountID, kind, id)
 }
 
+func (t Store) Receipt(ctx context.Context, accountID, userID int64, key string, now int64) (r core.Receipt, err error) {
+	ctx, sp := t.start(ctx, "store.receipt")
+	defer func() { end(sp, err) }()
+	return t.s.Receipt(ctx, accountID, userID, key, now)
+}
+
 func (t Store) History(ctx context.Context, accountID int64, kind string, id, fieldID int64) (cs []core.Change, err error) {
 	ctx, sp := t.start(ctx, "store.history")
 	defer func() { end(sp, err) }()
