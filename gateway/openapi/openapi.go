@@ -146,6 +146,9 @@ func operation(r Route) obj {
 	if cacheable {
 		params = append(params, ref("parameters", "If-None-Match"), ref("parameters", "Cache-Control"))
 	}
+	if write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodDelete; write && !r.Gateway {
+		params = append(params, ref("parameters", "Idempotency-Key"))
+	}
 	if r.Class == route.Search || r.Class == route.ViewSearch {
 		params = append(params, ref("parameters", "created_by"), ref("parameters", "last_updated_by"),
 			ref("parameters", "field_conditions"))
@@ -221,6 +224,7 @@ var errorDoc = map[int]string{
 	401: "Credentials are missing or incorrect (or the api_key names no account).",
 	404: "No such resource: an unknown path (a version-2 path under version 1 included), or a record, user, view or object that does not exist.",
 	409: "The request conflicts with the state of the resource: the record is already deleted.",
+	422: "The Idempotency-Key was sent before with a different request.",
 	413: "The request body is too large.",
 	415: "The XML sent is not well formed.",
 	429: "A rate limit was exceeded (or too many failed authentication attempts): try again after Retry-After seconds.",
@@ -259,6 +263,11 @@ func parameters() obj {
 			o("type", "string", "maxLength", 128), false),
 		"If-None-Match", p("If-None-Match", "header", "Entity tags of representations the caller holds: 304 when one is current.",
 			o("type", "string"), false),
+		"Idempotency-Key", p("Idempotency-Key", "header", "A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), "+
+			"quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a "+
+			"retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key "+
+			"with another method, path or body is 422. A refused write (4xx) keeps nothing.",
+			o("type", "string", "minLength", 1, "maxLength", 257), false),
 		"Cache-Control", p("Cache-Control", "header", "no-cache asks the gateway to fetch the resource from the core (X-Cache: BYPASS).",
 			o("type", "string"), false),
 		"created_by", p("created_by", "query", "Created by that user.", id, false),
@@ -293,7 +302,7 @@ func responses() obj {
 	r := obj{}
 	r.set("NotModified", o("description", "Not Modified: the representation named by If-None-Match is current.",
 		"headers", o("X-Request-Id", ref("headers", "X-Request-Id"), "ETag", ref("headers", "ETag"))))
-	for _, s := range []int{400, 401, 404, 409, 413, 415, 429, 500, 502, 503, 504} {
+	for _, s := range []int{400, 401, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504} {
 		h := o("X-Request-Id", ref("headers", "X-Request-Id"))
 		switch s {
 		case 401:

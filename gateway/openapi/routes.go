@@ -52,7 +52,7 @@ type Operation struct {
 var commonErrors = []int{400, 401, 404, 429, 500, 502, 503, 504}
 
 // writeErrors are the further failures of a request with a body.
-var writeErrors = []int{413, 415}
+var writeErrors = []int{413, 415, 422}
 
 // Table is the route table of the interface.
 var Table = []Operation{
@@ -73,7 +73,7 @@ var Table = []Operation{
 		Summary: "Read a record", Doc: "404 for a record that does not exist or was deleted."},
 	{Method: "PUT", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Body: "{root}", Status: 200,
 		Errors: writeErrors, Summary: "Update a record", Doc: "Only the fields sent change. 404 for a record that does not exist or was deleted."},
-	{Method: "DELETE", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Status: 200, Errors: []int{409},
+	{Method: "DELETE", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Status: 200, Errors: []int{409, 422},
 		Summary: "Delete a record", Doc: "A soft delete: search finds it by deleted_time. 409 when it is already deleted."},
 	{Method: "GET", Path: "/{kind}/field", Class: route.Fields, MinVersion: 1, Status: 200, Result: []string{"{root}_fields"},
 		Summary: "List the field definitions of the kind"},

@@ -254,6 +254,9 @@ type WriteValue2 = bool
 // CacheControl defines model for Cache-Control.
 type CacheControl = string
 
+// IdempotencyKey defines model for Idempotency-Key.
+type IdempotencyKey = string
+
 // IfNoneMatch defines model for If-None-Match.
 type IfNoneMatch = string
 
@@ -305,6 +308,9 @@ type Error413 = ErrorDocument
 // Error415 defines model for Error415.
 type Error415 = ErrorDocument
 
+// Error422 defines model for Error422.
+type Error422 = ErrorDocument
+
 // Error429 defines model for Error429.
 type Error429 = ErrorDocument
 
@@ -324,6 +330,9 @@ type Error504 = ErrorDocument
 type V2CreateRequirementParams struct {
 	// XRequestId A request id of the caller's, echoed in the response (the gateway makes one otherwise).
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IdempotencyKey A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key with another method, path or body is 422. A refused write (4xx) keeps nothing.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // V2SearchRequirementParams defines parameters for V2SearchRequirement.
@@ -351,6 +360,9 @@ type V2SearchRequirementParams struct {
 type V2DeleteRequirementParams struct {
 	// XRequestId A request id of the caller's, echoed in the response (the gateway makes one otherwise).
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IdempotencyKey A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key with another method, path or body is 422. A refused write (4xx) keeps nothing.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // V2GetRequirementParams defines parameters for V2GetRequirement.
@@ -369,6 +381,9 @@ type V2GetRequirementParams struct {
 type V2UpdateRequirementParams struct {
 	// XRequestId A request id of the caller's, echoed in the response (the gateway makes one otherwise).
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IdempotencyKey A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key with another method, path or body is 422. A refused write (4xx) keeps nothing.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // V2GetUserParams defines parameters for V2GetUser.
@@ -1251,6 +1266,17 @@ func NewV2CreateRequirementRequestWithBody(server string, apiKey ApiKey, params 
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -1429,6 +1455,17 @@ func NewV2DeleteRequirementRequest(server string, apiKey ApiKey, id Id, params *
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -1574,6 +1611,17 @@ func NewV2UpdateRequirementRequestWithBody(server string, apiKey ApiKey, id Id, 
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
 	}
@@ -1810,6 +1858,11 @@ type V2CreateRequirementResponse415Headers struct {
 	XRequestId string
 }
 
+// V2CreateRequirementResponse422Headers the declared response headers of an HTTP 422 response for V2CreateRequirement
+type V2CreateRequirementResponse422Headers struct {
+	XRequestId string
+}
+
 // V2CreateRequirementResponse429Headers the declared response headers of an HTTP 429 response for V2CreateRequirement
 type V2CreateRequirementResponse429Headers struct {
 	RateLimit       *string
@@ -1864,6 +1917,10 @@ type V2CreateRequirementResponse struct {
 	JSON415 *Error415
 	// XML415 the response for an HTTP 415 `application/xml` response
 	XML415 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error422
+	// XML422 the response for an HTTP 422 `application/xml` response
+	XML422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error429
 	// XML429 the response for an HTTP 429 `application/xml` response
@@ -1896,6 +1953,8 @@ type V2CreateRequirementResponse struct {
 	Headers413 *V2CreateRequirementResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *V2CreateRequirementResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *V2CreateRequirementResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V2CreateRequirementResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -1956,6 +2015,16 @@ func (r V2CreateRequirementResponse) GetJSON415() *Error415 {
 // GetXML415 returns the response for an HTTP 415 `application/xml` response
 func (r V2CreateRequirementResponse) GetXML415() *Error {
 	return r.XML415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r V2CreateRequirementResponse) GetJSON422() *Error422 {
+	return r.JSON422
+}
+
+// GetXML422 returns the response for an HTTP 422 `application/xml` response
+func (r V2CreateRequirementResponse) GetXML422() *Error {
+	return r.XML422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2310,6 +2379,11 @@ type V2DeleteRequirementResponse409Headers struct {
 	XRequestId string
 }
 
+// V2DeleteRequirementResponse422Headers the declared response headers of an HTTP 422 response for V2DeleteRequirement
+type V2DeleteRequirementResponse422Headers struct {
+	XRequestId string
+}
+
 // V2DeleteRequirementResponse429Headers the declared response headers of an HTTP 429 response for V2DeleteRequirement
 type V2DeleteRequirementResponse429Headers struct {
 	RateLimit       *string
@@ -2360,6 +2434,10 @@ type V2DeleteRequirementResponse struct {
 	JSON409 *Error409
 	// XML409 the response for an HTTP 409 `application/xml` response
 	XML409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error422
+	// XML422 the response for an HTTP 422 `application/xml` response
+	XML422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error429
 	// XML429 the response for an HTTP 429 `application/xml` response
@@ -2390,6 +2468,8 @@ type V2DeleteRequirementResponse struct {
 	Headers404 *V2DeleteRequirementResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V2DeleteRequirementResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *V2DeleteRequirementResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V2DeleteRequirementResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -2440,6 +2520,16 @@ func (r V2DeleteRequirementResponse) GetJSON409() *Error409 {
 // GetXML409 returns the response for an HTTP 409 `application/xml` response
 func (r V2DeleteRequirementResponse) GetXML409() *Error {
 	return r.XML409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r V2DeleteRequirementResponse) GetJSON422() *Error422 {
+	return r.JSON422
+}
+
+// GetXML422 returns the response for an HTTP 422 `application/xml` response
+func (r V2DeleteRequirementResponse) GetXML422() *Error {
+	return r.XML422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2799,6 +2889,11 @@ type V2UpdateRequirementResponse415Headers struct {
 	XRequestId string
 }
 
+// V2UpdateRequirementResponse422Headers the declared response headers of an HTTP 422 response for V2UpdateRequirement
+type V2UpdateRequirementResponse422Headers struct {
+	XRequestId string
+}
+
 // V2UpdateRequirementResponse429Headers the declared response headers of an HTTP 429 response for V2UpdateRequirement
 type V2UpdateRequirementResponse429Headers struct {
 	RateLimit       *string
@@ -2853,6 +2948,10 @@ type V2UpdateRequirementResponse struct {
 	JSON415 *Error415
 	// XML415 the response for an HTTP 415 `application/xml` response
 	XML415 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error422
+	// XML422 the response for an HTTP 422 `application/xml` response
+	XML422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error429
 	// XML429 the response for an HTTP 429 `application/xml` response
@@ -2885,6 +2984,8 @@ type V2UpdateRequirementResponse struct {
 	Headers413 *V2UpdateRequirementResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *V2UpdateRequirementResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *V2UpdateRequirementResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *V2UpdateRequirementResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -2945,6 +3046,16 @@ func (r V2UpdateRequirementResponse) GetJSON415() *Error415 {
 // GetXML415 returns the response for an HTTP 415 `application/xml` response
 func (r V2UpdateRequirementResponse) GetXML415() *Error {
 	return r.XML415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r V2UpdateRequirementResponse) GetJSON422() *Error422 {
+	return r.JSON422
+}
+
+// GetXML422 returns the response for an HTTP 422 `application/xml` response
+func (r V2UpdateRequirementResponse) GetXML422() *Error {
+	return r.XML422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -3478,6 +3589,20 @@ func ParseV2CreateRequirementResponse(rsp *http.Response) (*V2CreateRequirementR
 		}
 		response.XML415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 422:
+		var dest Error
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3639,6 +3764,16 @@ func ParseV2CreateRequirementResponse(rsp *http.Response) (*V2CreateRequirementR
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers V2CreateRequirementResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers V2CreateRequirementResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -4165,6 +4300,20 @@ func ParseV2DeleteRequirementResponse(rsp *http.Response) (*V2DeleteRequirementR
 		}
 		response.XML409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 422:
+		var dest Error
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4309,6 +4458,16 @@ func ParseV2DeleteRequirementResponse(rsp *http.Response) (*V2DeleteRequirementR
 			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers V2DeleteRequirementResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers V2DeleteRequirementResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -4849,6 +5008,20 @@ func ParseV2UpdateRequirementResponse(rsp *http.Response) (*V2UpdateRequirementR
 		}
 		response.XML415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 422:
+		var dest Error
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5003,6 +5176,16 @@ func ParseV2UpdateRequirementResponse(rsp *http.Response) (*V2UpdateRequirementR
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers V2UpdateRequirementResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers V2UpdateRequirementResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
