@@ -10,6 +10,10 @@ var (
 	ErrNotFound = errors.New("not found")            // 404
 	ErrConflict = errors.New("conflicts with state") // 409: e.g. deleting a deleted record
 	ErrInvalid  = errors.New("invalid")              // 400: see *ValidationError for the detail
+	// ErrUnavailable: the store cannot be reached or is restarting (503 with Retry-After). A write that failed
+	// with it was not applied, unless the connection broke while its commit was under way, which no engine
+	// can tell: a client that must know retries with its Idempotency-Key.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // ValidationError says which field of a request is invalid and why. It matches ErrInvalid.

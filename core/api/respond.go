@@ -67,6 +67,10 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 		status, msg = http.StatusNotFound, "The requested resource does not exist."
 	case errors.Is(err, core.ErrConflict):
 		status, msg = http.StatusConflict, "The request conflicts with the current state of the resource."
+	case errors.Is(err, core.ErrUnavailable):
+		status, msg = http.StatusServiceUnavailable, "The store is unavailable; try again shortly."
+		w.Header().Set("Retry-After", "1")
+		s.log.Warn("core api: store unavailable", "err", err)
 	case isCanceled(err):
 		status, msg = http.StatusServiceUnavailable, "The request was canceled."
 	default:

@@ -16,7 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -24,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/sqlstore"
 )
 
@@ -108,7 +112,7 @@ func (d *db) Write(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		err = pgx.BeginFunc(ctx, d.pool, func(t pgx.Tx) error { return fn(tx{t}) })
 		if !retryable(err) {
-			return err
+			return classify(err)
 		}
 		mRetries.Inc()
 		select {
@@ -117,7 +121,7 @@ func (d *db) Write(ctx context.Context, fn func(sqlstore.Tx) error) error {
 		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
 		}
 	}
-	return err
+	return classify(err)
 }
 
 func retryable(err error) bool {
@@ -128,25 +132,58 @@ func retryable(err error) bool {
 // Snapshot runs fn in one REPEATABLE READ, read-only transaction, which sees one state even while replicas
 // keep writing.
 func (d *db) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(t pgx.Tx) error { return fn(tx{t}) })
+	return classify(pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(t pgx.Tx) error { return fn(tx{t}) }))
 }
 
+// The reads outside transactions classify their errors themselves; inside a transaction, Write and Snapshot do.
+
 func (d *db) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return wrapRows(d.pool.Query(ctx, query, args...))
+	r, err := wrapRows(d.pool.Query(ctx, query, args...))
+	return r, classify(err)
 }
 
 func (d *db) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return d.pool.QueryRow(ctx, query, args...)
+	return classified{d.pool.QueryRow(ctx, query, args...)}
 }
 
 func (d *db) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := d.pool.Exec(ctx, query, args...)
-	return err
+	return classify(err)
 }
 
 func (d *db) SendBatch(ctx context.Context, b *sqlstore.Batch) sqlstore.BatchResults {
 	return batchResults{d.pool.SendBatch(ctx, pgxBatch(b))}
+}
+
+// classified is a row whose Scan classifies its error.
+type classified struct{ pgx.Row }
+
+func (r classified) Scan(dest ...any) error { return classify(r.Row.Scan(dest...)) }
+
+// classify marks an error that says the database cannot be reached, or is shutting down or starting, as
+// core.ErrUnavailable, so that the interface answers 503 with Retry-After instead of 500.
+func classify(err error) error {
+	if err == nil || errors.Is(err, core.ErrUnavailable) || !unavailable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", core.ErrUnavailable, err)
+}
+
+// unavailable reports errors of reaching the server rather than of the statement: no connection could be
+// made or it broke (network errors, timeouts, pgconn's connect errors), or the server said it is shutting
+// down, starting or out of connections (SQLSTATE class 08 and 57P01-57P03, 53300).
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "53300"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed")
 }
 
 // tx is a pgx transaction.
@@ -191,12 +228,15 @@ type batchResults struct {
 	br pgx.BatchResults
 }
 
-func (b batchResults) QueryRow() sqlstore.Row        { return b.br.QueryRow() }
-func (b batchResults) Query() (sqlstore.Rows, error) { return wrapRows(b.br.Query()) }
-func (b batchResults) Close() error                  { return b.br.Close() }
+func (b batchResults) QueryRow() sqlstore.Row { return classified{b.br.QueryRow()} }
+func (b batchResults) Query() (sqlstore.Rows, error) {
+	r, err := wrapRows(b.br.Query())
+	return r, classify(err)
+}
+func (b batchResults) Close() error { return classify(b.br.Close()) }
 func (b batchResults) Exec() error {
 	_, err := b.br.Exec()
-	return err
+	return classify(err)
 }
 
 // rows gives pgx.Rows the Close of sqlstore.Rows.

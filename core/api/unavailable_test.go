@@ -1,0 +1,42 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/postgres"
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
+)
+
+// TestStoreDownIs503 stops the PostgreSQL server under a core: reads and writes are answered 503 with
+// Retry-After (the client may retry), never 500.
+func TestStoreDownIs503(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	st, err := postgres.Open(context.Background(), srv.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, st, api.Options{})
+	id := e.create("/api2", "re", body("requirement", "field_101", "Before"))
+	path := "/api2/" + keyAcme + "/re/" + id
+	e.must(req{Path: path}, http.StatusOK)
+	srv.Stop()
+	for _, r := range []req{
+		{Path: path},
+		{Method: "PUT", Path: path, Body: body("requirement", "field_101", "After")},
+		{Method: "POST", Path: "/api2/" + keyAcme + "/re", Body: body("requirement", "field_101", "New")},
+		{Method: "DELETE", Path: path},
+	} {
+		got := e.do(r)
+		if got.Status != http.StatusServiceUnavailable || got.Header.Get("Retry-After") == "" {
+			t.Errorf("%s %s with the store down: %d Retry-After %q %s, want 503 with Retry-After",
+				r.Method, r.Path, got.Status, got.Header.Get("Retry-After"), got.Body)
+		}
+	}
+}
