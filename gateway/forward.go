@@ -15,6 +15,9 @@ import (
 func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 	stripHop(&req.Header)
 	req.Header.Del("Accept-Encoding") // bodies are cached and rewritten as they are: no compressed variants
+	// A body sent without a Content-Type goes on without one (fasthttp would add application/octet-stream,
+	// which the core refuses): clients of the mirrored service send XML that way and the core reads it as XML.
+	req.Header.SetNoDefaultContentType(true)
 	if !x.bodyRead {
 		req.ResetBody()
 		req.Header.SetContentLength(0)

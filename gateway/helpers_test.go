@@ -140,7 +140,11 @@ func send(method, url, user, pass, body string, headers ...string) (reply, error
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(k, strings.TrimSpace(v))
+		if v = strings.TrimSpace(v); v == "" {
+			req.Header.Del(k) // as curl -H 'Name:' does: the header is not sent
+			continue
+		}
+		req.Header.Set(k, v)
 	}
 	res, err := client.Do(req)
 	if err != nil {
