@@ -98,6 +98,7 @@ type Upstream struct {
 	MaxIdleConns     int           // connections per upstream core; default 512
 	MaxConnWait      time.Duration // wait for a free upstream connection before 503; default 1s
 	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
+	SlowStart        time.Duration // a core back after being out reaches its full share of requests over this; default 10s, 0 = at once
 }
 
 // URLs returns the upstream base URLs of a comma-separated URL: one per core, when the gateway balances several.
@@ -219,6 +220,7 @@ func Default(role string) *Config {
 			MaxIdleConns:     512,
 			MaxConnWait:      time.Second,
 			MaxResponseBytes: 64 << 20,
+			SlowStart:        10 * time.Second,
 		},
 		Redis: Redis{Timeout: time.Second},
 		Cache: Cache{

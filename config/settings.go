@@ -58,6 +58,7 @@ var settings = []*setting{
 	{path: "upstream.max_idle_conns", help: "connections per upstream core", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
 	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
+	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
 	{path: "redis.url", flag: "redis", roles: []string{RoleServe, RoleGateway}, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
