@@ -143,8 +143,9 @@ type RateLimit struct {
 	OnRedisError string        // local | allow | deny; default local
 	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 50ms
 	RedisBackoff time.Duration // time on the fallback after a Redis error before probing again; default 1s
-	// LocalReplicas is how many gateway replicas share the limits: while Redis is unavailable and
-	// OnRedisError is local, each replica admits limit/LocalReplicas. Default 1.
+	// LocalReplicas is how many gateway replicas are assumed to share the limits until a replica has counted
+	// them in Redis: while Redis is unavailable and OnRedisError is local, each replica admits limit/N, N the
+	// replicas it last counted, or LocalReplicas before its first count. Default 1.
 	LocalReplicas int
 	MaxHeld       int        // shaped requests held at once per policy key; default 256; 0 = none
 	Policies      []Policy   // default none: no limit applies
