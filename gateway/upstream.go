@@ -185,7 +185,7 @@ type backend struct {
 	probe     *fasthttp.HostClient // health checks, a pool of their own
 	addr      string               // host:port, the metric label
 	up        atomic.Bool          // health state
-	fails     atomic.Int32         // failures in a row, probes and requests together, since its last answer
+	fails     atomic.Int64         // failures in a row, probes and requests together, since its last answer
 	downUntil atomic.Int64         // unix nanoseconds: it refused a connection (or, without probes, failed) and rests
 	downAt    atomic.Int64         // unix nanoseconds of the last time it was taken out or refused a connection
 	warmFrom  atomic.Int64         // unix nanoseconds: the start of its slow start; 0 once at full share
