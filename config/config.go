@@ -98,6 +98,7 @@ type Upstream struct {
 	MaxIdleConns     int           // connections per upstream core; default 512
 	MaxConnWait      time.Duration // wait for a free upstream connection before 503; default 1s
 	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
+	SlowStart        time.Duration // a core back after being out reaches its full share of requests over this; default 10s, 0 = at once
 }
 
 // URLs returns the upstream base URLs of a comma-separated URL: one per core, when the gateway balances several.
@@ -142,8 +143,9 @@ type RateLimit struct {
 	OnRedisError string        // local | allow | deny; default local
 	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 50ms
 	RedisBackoff time.Duration // time on the fallback after a Redis error before probing again; default 1s
-	// LocalReplicas is how many gateway replicas share the limits: while Redis is unavailable and
-	// OnRedisError is local, each replica admits limit/LocalReplicas. Default 1.
+	// LocalReplicas is how many gateway replicas are assumed to share the limits until a replica has counted
+	// them in Redis: while Redis is unavailable and OnRedisError is local, each replica admits limit/N, N the
+	// replicas it last counted, or LocalReplicas before its first count. Default 1.
 	LocalReplicas int
 	MaxHeld       int        // shaped requests held at once per policy key; default 256; 0 = none
 	Policies      []Policy   // default none: no limit applies
@@ -219,6 +221,7 @@ func Default(role string) *Config {
 			MaxIdleConns:     512,
 			MaxConnWait:      time.Second,
 			MaxResponseBytes: 64 << 20,
+			SlowStart:        10 * time.Second,
 		},
 		Redis: Redis{Timeout: time.Second},
 		Cache: Cache{

@@ -58,6 +58,7 @@ var settings = []*setting{
 	{path: "upstream.max_idle_conns", help: "connections per upstream core", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
 	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
+	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
 	{path: "redis.url", flag: "redis", roles: []string{RoleServe, RoleGateway}, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
@@ -81,7 +82,7 @@ var settings = []*setting{
 	{path: "ratelimit.on_redis_error", help: "local | allow | deny", field: func(c *Config) any { return &c.RateLimit.OnRedisError }},
 	{path: "ratelimit.redis_timeout", help: "budget of one Redis round trip on the request path", field: func(c *Config) any { return &c.RateLimit.RedisTimeout }},
 	{path: "ratelimit.redis_backoff", help: "time on the fallback before probing Redis again", field: func(c *Config) any { return &c.RateLimit.RedisBackoff }},
-	{path: "ratelimit.local_replicas", help: "gateway replicas sharing the limits (local fallback: limit/replicas each)", field: func(c *Config) any { return &c.RateLimit.LocalReplicas }},
+	{path: "ratelimit.local_replicas", help: "gateway replicas assumed to share the limits until counted in Redis (local fallback: limit/replicas each)", field: func(c *Config) any { return &c.RateLimit.LocalReplicas }},
 	{path: "ratelimit.max_held", help: "shaped requests held at once per policy key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
 
 	{path: "cors.allowed_origins", help: "origins allowed to call the gateway from a browser", field: func(c *Config) any { return &c.CORS.AllowedOrigins }},

@@ -109,6 +109,7 @@ func (k *checker) upstreamLimits() {
 	if u.MaxResponseBytes < 1 {
 		k.fail("upstream.max_response_bytes", "must be > 0")
 	}
+	k.nonNegative("upstream.slow_start", u.SlowStart)
 }
 
 func (k *checker) cache() {

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
@@ -153,14 +157,29 @@ func TestAllCoresDownStillTried(t *testing.T) {
 	}
 }
 
-// TestPickAllOut: when every core is out, the one out the longest is tried first, then the others by the same
-// order; a core that is up always wins.
+// TestPickAllOut: when no core is up, every core that has not just refused a connection is tried, spread as if
+// all were up (panic mode), never one core alone; cores that all refused a connection just now are tried the one
+// refused longest ago first; a core that is up always wins.
 func TestPickAllOut(t *testing.T) {
-	b := &balancer{probing: true}
+	b := &balancer{probing: true, downFor: time.Second}
 	for _, at := range []int64{300, 100, 200} {
 		be := &backend{hc: &fasthttp.HostClient{Addr: "127.0.0.1:1"}}
 		be.downAt.Store(at)
 		b.backends = append(b.backends, be)
+	}
+
+	// Out by their probes: the picks of successive requests take turns over all three.
+	seen := map[int]int{}
+	for range 6 {
+		seen[b.pick(make([]bool, 3))]++
+	}
+	if len(seen) != 3 {
+		t.Errorf("panic mode: 6 requests went to cores %v, want all three", seen)
+	}
+
+	// All refused a connection just now: the one refused longest ago first.
+	for _, be := range b.backends {
+		be.downUntil.Store(time.Now().Add(time.Hour).UnixNano())
 	}
 	tried := make([]bool, 3)
 	var got []int
@@ -170,10 +189,191 @@ func TestPickAllOut(t *testing.T) {
 		got = append(got, i)
 	}
 	if want := []int{1, 2, 0}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("order with all out: got %v, want %v", got, want)
+		t.Errorf("order with all refused: got %v, want %v", got, want)
 	}
+
 	b.backends[0].up.Store(true)
+	b.backends[0].downUntil.Store(0)
 	if got, want := b.pick(make([]bool, 3)), 0; got != want {
 		t.Errorf("with core 0 up: got %d, want %d", got, want)
+	}
+}
+
+// stalledReadyz is a proxy in front of a core that passes every request, and once stalled holds /readyz until its
+// caller gives up: the core serves, but its health probes time out, as a busy core's did.
+type stalledReadyz struct {
+	URL     string
+	Addr    string       // host:port, the gateway's label of this core
+	stalled atomic.Bool  // hold /readyz
+	probes  atomic.Int64 // /readyz requests held
+}
+
+func stallReadyz(t *testing.T, c *coretest.Core) *stalledReadyz {
+	t.Helper()
+	target, err := url.Parse(c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stalledReadyz{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/readyz") && s.stalled.Load() {
+			s.probes.Add(1)
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	s.URL = srv.URL
+	s.Addr = strings.TrimPrefix(srv.URL, "http://")
+	return s
+}
+
+// downs is how many times the gateways took the core at addr out.
+func downs(addr string) uint64 {
+	return metrics.GetOrCreateCounter(`reqgate_gateway_upstream_transitions_total{upstream="` + addr + `",to="down"}`).Get()
+}
+
+// readWhile reads a record through gw from clients goroutines until done returns true, and returns the statuses
+// other than 200 it got. done runs while the reads still flow: once they stop, failing probes alone rightly
+// take a core out, so a test looks at the cores' health in done.
+func readWhile(t *testing.T, gw *testGateway, clients int, done func() bool) []int {
+	t.Helper()
+	var mu sync.Mutex
+	var bad []int
+	var stop atomic.Bool
+	parallel(clients, func(int) {
+		for !stop.Load() {
+			r, err := send(http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "")
+			mu.Lock()
+			switch {
+			case err != nil:
+				t.Errorf("read: %v", err)
+				stop.Store(true)
+			case r.Status != http.StatusOK:
+				bad = append(bad, r.Status)
+			}
+			if done() {
+				stop.Store(true)
+			}
+			mu.Unlock()
+		}
+	})
+	return bad
+}
+
+// TestProbeTimeoutKeepsServingCore: the probes of one core time out while its requests are answered. The core
+// stays in (its answers count as much as its probes) and keeps getting its share of the requests.
+func TestProbeTimeoutKeepsServingCore(t *testing.T) {
+	a := coretest.Start(t, coretest.Options{})
+	b := stallReadyz(t, coretest.Start(t, coretest.Options{}))
+	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond,
+		HealthTimeout: 100 * time.Millisecond})
+	// The first read has the core verify the credential (a bcrypt): the probes stall once it is done, as in a
+	// gateway that has served for a while.
+	get(t, gw.URL+"/api2/demo/re/1")
+	b.stalled.Store(true)
+	sentToB, downs0 := requestsTo(gw, b.Addr), downs(b.Addr)
+	// Many more failed probes than take a silent core out.
+	var down uint64
+	var up bool
+	bad := readWhile(t, gw, 2, func() bool {
+		if b.probes.Load() <= 2*healthFailures {
+			return false
+		}
+		down, up = downs(b.Addr)-downs0, upState(gw, b.Addr)
+		return true
+	})
+	if len(bad) > 0 {
+		t.Errorf("statuses other than 200: %v", bad)
+	}
+	if down != 0 || !up {
+		t.Errorf("core with timing-out probes but answered requests taken out %d times (up: %v)", down, up)
+	}
+	if requestsTo(gw, b.Addr) == sentToB {
+		t.Error("the core whose probes time out got no requests")
+	}
+}
+
+// TestAllProbesFailingStillServes: the probes of both cores time out while both answer requests. The gateway
+// answers every request, takes neither core out and keeps using both.
+func TestAllProbesFailingStillServes(t *testing.T) {
+	a := stallReadyz(t, coretest.Start(t, coretest.Options{}))
+	b := stallReadyz(t, coretest.Start(t, coretest.Options{}))
+	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond,
+		HealthTimeout: 100 * time.Millisecond})
+	get(t, gw.URL+"/api2/demo/re/1") // the credential verified, as in TestProbeTimeoutKeepsServingCore
+	downs0 := [2]uint64{downs(a.Addr), downs(b.Addr)}
+	a.stalled.Store(true)
+	b.stalled.Store(true)
+	var down [2]uint64
+	bad := readWhile(t, gw, 4, func() bool {
+		if a.probes.Load() <= 2*healthFailures || b.probes.Load() <= 2*healthFailures {
+			return false
+		}
+		down = [2]uint64{downs(a.Addr) - downs0[0], downs(b.Addr) - downs0[1]}
+		return true
+	})
+	if len(bad) > 0 {
+		t.Errorf("statuses other than 200 while both cores answer: %v", bad)
+	}
+	for i, c := range []*stalledReadyz{a, b} {
+		if down[i] != 0 {
+			t.Errorf("core %s taken out %d times while it answered requests", c.Addr, down[i])
+		}
+		if requestsTo(gw, c.Addr) == 0 {
+			t.Errorf("core %s got no requests", c.Addr)
+		}
+	}
+}
+
+// TestSlowStart restarts one of two cores: once back, it gets fewer than half of the requests at first, and its
+// share grows to half by the end of the slow start.
+func TestSlowStart(t *testing.T) {
+	const window = 3 * time.Second
+	a := coretest.Start(t, coretest.Options{})
+	b := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 20 * time.Millisecond,
+		SlowStart: window})
+	read := func() {
+		t.Helper()
+		if got := get(t, gw.URL+"/api2/demo/re/1").Status; got != http.StatusOK {
+			t.Fatalf("read: status %d", got)
+		}
+	}
+	// batch sends n reads one after the other and returns how many reached b.
+	batch := func(n int) uint64 {
+		t.Helper()
+		before := requestsTo(gw, b.Addr)
+		for range n {
+			read()
+		}
+		return requestsTo(gw, b.Addr) - before
+	}
+	read() // the credential verified: from now on each read is one request to a core
+	if got := batch(20); got != 10 {
+		t.Fatalf("before the restart: %d of 20 reads to core b, want 10 (equal shares)", got)
+	}
+
+	b.Stop()
+	if !waitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
+		t.Fatalf("stopped core still up: %+v", gw.Stats().Upstreams)
+	}
+	b.Restart(t)
+	if !waitUntil(10*time.Second, func() bool { return upState(gw, b.Addr) }) {
+		t.Fatalf("restarted core not back: %+v", gw.Stats().Upstreams)
+	}
+	first := batch(20)
+	if first == 0 || first >= 10 {
+		t.Errorf("first reads after the core came back: %d of 20 to it, want some but fewer than half", first)
+	}
+	time.Sleep(window) // past the end of the slow start
+	if last := batch(20); last != 10 || last <= first {
+		t.Errorf("after the slow start: %d of 20 reads to the restarted core, want 10 (first batch: %d)", last, first)
 	}
 }

@@ -31,6 +31,9 @@ type Options struct {
 	// HealthInterval is how often each core's /readyz is probed when there are several cores; 0 = never (a
 	// core that refused a connection is then skipped for 1s). HealthTimeout bounds one probe; if zero, 1s.
 	HealthInterval, HealthTimeout time.Duration
+	// SlowStart is how long a core put back after being out takes to reach its full share of the requests: it
+	// starts at a tenth of a healthy core's share and grows linearly; 0 = at once.
+	SlowStart time.Duration
 	// UpstreamTimeout bounds one upstream exchange (dial, write, read); > 0.
 	UpstreamTimeout time.Duration
 	// MaxIdleConns is the connection limit per core; > 0.
@@ -121,6 +124,7 @@ func (o *Options) check() error {
 		{o.MaxConns > 0 && o.MaxConnsPerIP > 0, "MaxConns and MaxConnsPerIP must be > 0"},
 		{o.MaxResponseBytes > 0, "MaxResponseBytes must be > 0"},
 		{o.HealthInterval >= 0 && o.HealthTimeout >= 0, "HealthInterval and HealthTimeout must not be negative"},
+		{o.SlowStart >= 0, "SlowStart must not be negative"},
 		{o.ReadTimeout >= 0 && o.WriteTimeout >= 0 && o.IdleTimeout >= 0, "server timeouts must not be negative"},
 		{o.AuthTTL >= 0, "AuthTTL must not be negative (0 = never)"},
 		{o.MaxUserFailures > 0 && o.MaxIPFailures > 0 && o.MaxUserFailuresAllIPs > 0, "the failed-login limits must be > 0"},

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,7 +56,7 @@ func newUpstream(o *Options) (*upstream, error) {
 	b := newBalancer(clients, o)
 	if o.HealthInterval > 0 {
 		b.probing = true
-		u.prober = b.startProber(o.HealthInterval, o.HealthTimeout, u.prefix+"/readyz", u.host, o.Logger)
+		u.prober = b.startProber(o.HealthInterval, o.HealthTimeout, u.prefix+"/readyz", u.host)
 	}
 	u.balancer = b
 	u.client = b
@@ -107,9 +108,9 @@ func coreClient(pu *url.URL, o *Options) *fasthttp.HostClient {
 }
 
 // newBalancer spreads requests over the cores of clients, each with a client of its own for health checks;
-// all start up.
+// all start up, at full share.
 func newBalancer(clients []*fasthttp.HostClient, o *Options) *balancer {
-	b := &balancer{downFor: time.Second, log: o.Logger}
+	b := &balancer{downFor: time.Second, slowStart: o.SlowStart, log: o.Logger}
 	for _, c := range clients {
 		be := &backend{hc: c, addr: c.Addr, probe: &fasthttp.HostClient{
 			Addr:                     c.Addr,
@@ -159,22 +160,24 @@ func isDialError(err error) bool {
 	return errors.As(err, &de) || errors.As(err, &du)
 }
 
-// balancer spreads requests over several cores: the least busy core that is up. A core is out (not chosen
-// while another is up) after failed health checks (health.go), after it refused a connection, or after a
-// connection broke under a request; a successful health check puts it back. Without health checks a core is
-// out for downFor instead. If every core is out they are tried anyway: the gateway never answers 503 on its
-// own guess.
+// balancer spreads requests over several cores: the least busy core that is up, a core in its slow start
+// getting its share (health.go). A core is out (not chosen while another is up) after failures in a row of its
+// probes and requests, or at once after it refused a connection; its next answer puts it back. Without health
+// checks a core is out for downFor instead. If every core is out they are all tried anyway, spread as if they
+// were up (panic mode): the gateway never answers 503 on its own guess, and a core that answers while its
+// probes fail keeps serving.
 //
 // A refused connection sends the request to the next core (it was never sent, so this is safe for writes).
 // A failure after the request was sent is returned as it is (a write must not reach a core twice), but a
-// broken connection also takes the core out and closes its pooled connections, so that only the requests
-// in flight at a core's death fail.
+// broken connection also closes the core's pooled connections, which are likely dead too.
 type balancer struct {
-	backends []*backend
-	downFor  time.Duration
-	probing  bool // health checks run: they, not downFor, put a core back
-	log      *slog.Logger
-	next     atomic.Uint32
+	backends  []*backend
+	downFor   time.Duration
+	slowStart time.Duration // Options.SlowStart
+	probing   bool          // health checks run: they, not downFor, put a core back
+	log       *slog.Logger
+	next      atomic.Uint32
+	mu        sync.Mutex // the weighted choice while a core is in its slow start (backend.current)
 }
 
 type backend struct {
@@ -182,10 +185,13 @@ type backend struct {
 	probe     *fasthttp.HostClient // health checks, a pool of their own
 	addr      string               // host:port, the metric label
 	up        atomic.Bool          // health state
-	downUntil atomic.Int64         // unix nanoseconds; without health checks
-	downAt    atomic.Int64         // unix nanoseconds of the last time it was taken out
+	fails     atomic.Int64         // failures in a row, probes and requests together, since its last answer
+	downUntil atomic.Int64         // unix nanoseconds: it refused a connection (or, without probes, failed) and rests
+	downAt    atomic.Int64         // unix nanoseconds of the last time it was taken out or refused a connection
+	warmFrom  atomic.Int64         // unix nanoseconds: the start of its slow start; 0 once at full share
 	sent      atomic.Uint64        // requests sent (or maybe sent) to this core
 	upGauge   *metrics.Gauge
+	current   float64 // smooth weighted round robin (pickWeighted), under balancer.mu
 }
 
 func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, timeout time.Duration) error {
@@ -200,49 +206,35 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 		if left <= 0 {
 			return fasthttp.ErrTimeout
 		}
-		wasOut := !be.usable(time.Now().UnixNano())
 		schemeFor(req, be.hc)
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
 			be.sent.Add(1)
-			if wasOut {
-				b.markUp(be) // tried while every core was out, and it answered: as good as a probe
+			// An answer proves the core alive; a server error is left to the probes, so that a core answering
+			// 503 to everything is not kept in by its own errors.
+			if resp.StatusCode() < fasthttp.StatusInternalServerError {
+				b.answered(be, "request answered")
 			}
 			return nil
 		}
-		if !isDialError(err) {
-			be.sent.Add(1)
-			// Sent, or maybe sent: not tried elsewhere. A connection closed or reset under the request says
-			// the core may be gone, and then its pooled connections are dead too: drop them and rest the core,
-			// so that the next requests go to the other cores.
-			if connectionLost(err) {
-				b.markDown(be, err)
-			}
-			return err
+		if isDialError(err) {
+			be.hc.CloseIdleConnections()
+			b.failed(be, err, "request could not connect")
+			continue
 		}
-		b.markDown(be, err)
+		be.sent.Add(1)
+		// Sent, or maybe sent: not tried elsewhere. A connection closed or reset under the request says the core
+		// may be gone, and then its pooled connections are dead too: drop them. A full pool or an oversized
+		// answer says nothing of the core's health.
+		if connectionLost(err) {
+			be.hc.CloseIdleConnections()
+		}
+		if connectionLost(err) || isTimeout(err) {
+			b.failed(be, err, "request failed")
+		}
+		return err
 	}
 	return err
-}
-
-// markDown takes be out after a failed request. Its pooled connections are closed at every such failure, not
-// only the first: a connection that was busy at the first one may have come back to the pool since.
-func (b *balancer) markDown(be *backend, err error) {
-	be.hc.CloseIdleConnections()
-	if b.probing {
-		b.setUp(be, false, "request failed: "+err.Error())
-		return
-	}
-	be.downAt.Store(time.Now().UnixNano())
-	be.downUntil.Store(time.Now().Add(b.downFor).UnixNano())
-}
-
-// markUp puts be back after a request it answered.
-func (b *balancer) markUp(be *backend) {
-	be.downUntil.Store(0)
-	if b.probing {
-		b.setUp(be, true, "request succeeded")
-	}
 }
 
 // usable reports whether be may be chosen while another core is up.
@@ -250,34 +242,74 @@ func (be *backend) usable(now int64) bool {
 	return be.up.Load() && be.downUntil.Load() <= now
 }
 
-// pick returns the untried backend to use: the least busy of those up, else the one out the longest.
+// pick returns the untried backend to use: among those up, the least busy, or by their shares while one is in its
+// slow start. When none is up (panic mode): the same among all that have not refused a connection within
+// downFor. Else the one refused longest ago.
 func (b *balancer) pick(tried []bool) int {
 	now := time.Now().UnixNano()
-	best, bestLoad := -1, 0
-	n := len(b.backends)
-	start := int(b.next.Add(1) % uint32(n))
-	for k := range n {
-		i := (start + k) % n
-		if tried[i] || !b.backends[i].usable(now) {
-			continue
-		}
-		if load := b.backends[i].hc.PendingRequests(); best < 0 || load < bestLoad {
-			best, bestLoad = i, load
-		}
+	if i := b.pickAmong(tried, now, func(be *backend) bool { return be.usable(now) }); i >= 0 {
+		return i
 	}
-	if best >= 0 {
-		return best
+	if i := b.pickAmong(tried, now, func(be *backend) bool { return be.downUntil.Load() <= now }); i >= 0 {
+		return i
 	}
-	// Every untried core is out: the one out the longest first, as the likeliest to be back (a core that
-	// has just failed is the least likely).
-	best = -1
-	for k := range n {
-		i := (start + k) % n
-		if !tried[i] && (best < 0 || b.backends[i].downAt.Load() < b.backends[best].downAt.Load()) {
+	// Every untried core refused a connection just now: the one out the longest first, as the likeliest to be
+	// back (a core that has just failed is the least likely).
+	best := -1
+	for i, be := range b.backends {
+		if !tried[i] && (best < 0 || be.downAt.Load() < b.backends[best].downAt.Load()) {
 			best = i
 		}
 	}
 	return max(best, 0)
+}
+
+// pickAmong returns the untried backend to use among those that ok accepts, -1 if none: the least busy, from a
+// rotating start so that equal loads take turns; while one of them is in its slow start, by pickWeighted.
+func (b *balancer) pickAmong(tried []bool, now int64, ok func(*backend) bool) int {
+	best, bestLoad := -1, 0
+	warming := false
+	n := len(b.backends)
+	start := int(b.next.Add(1) % uint32(n))
+	for k := range n {
+		i := (start + k) % n
+		be := b.backends[i]
+		if tried[i] || !ok(be) {
+			continue
+		}
+		warming = warming || b.weight(be, now) < 1
+		if load := be.hc.PendingRequests(); best < 0 || load < bestLoad {
+			best, bestLoad = i, load
+		}
+	}
+	if !warming {
+		return best
+	}
+	return b.pickWeighted(tried, now, ok)
+}
+
+// pickWeighted chooses among the untried backends that ok accepts by smooth weighted round robin (as nginx
+// does), each weighing its slow-start share divided by its requests in flight plus one: with equal loads a core
+// at a tenth of its share gets one request in eleven, and every core gets its turn in order, not by chance.
+func (b *balancer) pickWeighted(tried []bool, now int64, ok func(*backend) bool) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	best, total := -1, 0.0
+	for i, be := range b.backends {
+		if tried[i] || !ok(be) {
+			continue
+		}
+		w := b.weight(be, now) / float64(be.hc.PendingRequests()+1)
+		be.current += w
+		total += w
+		if best < 0 || be.current > b.backends[best].current {
+			best = i
+		}
+	}
+	if best >= 0 {
+		b.backends[best].current -= total
+	}
+	return best
 }
 
 // UpstreamStats describe one core behind a balancing gateway.

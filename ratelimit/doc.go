@@ -43,11 +43,12 @@
 // then lets one request probe Redis again; the switch and the recovery are logged and counted. A Redis outage
 // never becomes an error for callers:
 //
-//   - local (the configuration's default): each replica limits on its own. Set LocalReplicas to the number of
-//     gateway replicas so that each admits Limit/LocalReplicas per Period (Burst likewise, at least 1) and all
-//     of them together stay near the policy; with 1 (the configuration's default) every replica admits the full
-//     rate, so N replicas admit up to N times the policy while Redis is down. The local state starts empty at
-//     the switch.
+//   - local (the configuration's default): each replica limits on its own at its share of each policy:
+//     Limit/N per Period (Burst likewise, rounded up, at least 1), N the replicas it last counted, so that all of
+//     them together stay within the policy. While Redis answers, every replica announces itself each second in
+//     the sorted set reqgate:rl:replicas and counts the replicas announced in the last 5 s (presence.go); while
+//     Redis is down it keeps the last count. Before its first count a replica assumes LocalReplicas. The local
+//     state starts empty at the switch.
 //   - allow: admit everything (fail open); decisions carry RateLimit-Policy but no RateLimit counts.
 //   - deny: reject everything with Retry-After of RedisBackoff (fail closed).
 //
@@ -69,6 +70,7 @@
 //	reqgate_ratelimit_redis_errors_total               failed or slow script calls
 //	reqgate_ratelimit_redis_switches_total{to="fallback|redis"}
 //	reqgate_ratelimit_redis_up                         1 shared limits, 0 on the fallback
+//	reqgate_ratelimit_replicas                         replicas last counted in Redis (the local fallback's N)
 //	reqgate_ratelimit_held                             requests held for their slot now
 //	reqgate_ratelimit_reject_cache_hits_total          rejections answered from the reject cache
 //	reqgate_ratelimit_credit_hits_total                admissions on a credit, without Redis

@@ -41,14 +41,14 @@ type fallbackStore struct {
 	shared  store
 	health  *redisHealth
 	mode    string        // Options.OnRedisError
-	local   *localStore   // OnErrorLocal: this replica's share of each policy
+	local   *localStore   // OnErrorLocal: this replica's share of each policy, for the replicas it counts
 	backoff time.Duration // OnErrorDeny: the Retry-After of a rejection
 }
 
-func newFallback(shared store, health *redisHealth, opt Options) *fallbackStore {
+func newFallback(shared store, health *redisHealth, replicas *presence, opt Options) *fallbackStore {
 	f := &fallbackStore{shared: shared, health: health, mode: opt.OnRedisError, backoff: opt.RedisBackoff}
 	if f.mode == OnErrorLocal {
-		f.local = newLocalStore(true)
+		f.local = newLocalStore(replicas)
 	}
 	return f
 }

@@ -22,8 +22,8 @@ type Options struct {
 	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
 	// no Close and lives as long as it is referenced.
 	Redis *redis.Client
-	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at
-	// 1/LocalReplicas of each policy's rate, "allow" admits everything, "deny" rejects everything.
+	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at its share of
+	// each policy (see LocalReplicas), "allow" admits everything, "deny" rejects everything.
 	OnRedisError string
 	// RedisTimeout bounds one script call; slower answers count as Redis errors; > 0. The client must
 	// have ContextTimeoutEnabled (see RedisOptions), or go-redis ignores this deadline on the socket.
@@ -31,9 +31,11 @@ type Options struct {
 	// RedisBackoff is how long the limiter stays on the fallback after a Redis error before probing again;
 	// > 0.
 	RedisBackoff time.Duration
-	// LocalReplicas is the number of gateway replicas sharing the limits, used by the "local" fallback: each
-	// replica then admits limit/LocalReplicas per period (burst likewise, at least 1) so that all replicas together
-	// stay near the policy. At least 1 (1: every replica admits the full policy rate while Redis is down).
+	// LocalReplicas is the number of gateway replicas assumed to share the limits until this one has counted them
+	// in Redis. With the "local" fallback, every replica announces itself in Redis each second while Redis answers
+	// and counts the replicas announced in the last 5 s; while Redis is down it admits limit/count per period
+	// (burst likewise, rounded up, at least 1) with the last count it saw, so that all replicas together stay
+	// within the policy. At least 1.
 	LocalReplicas int
 	// MaxHeld bounds the requests held for a shaped slot per policy key in this process; once reached, further
 	// requests over the rate are rejected instead of held; 0 holds none.
@@ -111,10 +113,11 @@ type Limiter struct {
 	overrides map[string][]*rule // api_key -> rules with that key's overrides applied
 	policyAll string             // RateLimit-Policy when every rule matches
 
-	store   store  // never fails (store.go)
-	status  int    // RejectStatus
-	shaping bool   // some rule has MaxDelay > 0
-	held    *holds // requests held for their slot
+	store   store     // never fails (store.go)
+	present *presence // the "local" fallback's count of the replicas (nil without Redis or with another mode)
+	status  int       // RejectStatus
+	shaping bool      // some rule has MaxDelay > 0
+	held    *holds    // requests held for their slot
 	opt     Options
 }
 
@@ -134,8 +137,11 @@ func New(opt Options) (*Limiter, error) {
 	if err := l.compile(opt.Policies, opt.Overrides); err != nil {
 		return nil, err
 	}
+	if opt.Redis != nil && opt.OnRedisError == OnErrorLocal {
+		l.present = startPresence(opt.Redis, opt.LocalReplicas, opt.Logger)
+	}
 	var err error
-	if l.store, err = newStore(opt, l.shaping); err != nil {
+	if l.store, err = newStore(opt, l.shaping, l.present); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -144,7 +150,7 @@ func New(opt Options) (*Limiter, error) {
 // compile sets the rules of l from policies and overrides.
 func (l *Limiter) compile(policies []Policy, overrides []Override) error {
 	var err error
-	if l.rules, l.overrides, err = compile(policies, overrides, l.opt.LocalReplicas); err != nil {
+	if l.rules, l.overrides, err = compile(policies, overrides); err != nil {
 		return err
 	}
 	items := make([]string, len(l.rules))
@@ -164,14 +170,14 @@ func (l *Limiter) compile(policies []Policy, overrides []Override) error {
 // Only when shaping is switched on or off is the store built anew (the remembered Redis rejections depend on
 // it). l stays usable: requests already inside it finish under the old policies.
 func (l *Limiter) WithPolicies(policies []Policy, overrides []Override) (*Limiter, error) {
-	n := &Limiter{status: l.status, held: l.held, opt: l.opt, store: l.store}
+	n := &Limiter{status: l.status, held: l.held, opt: l.opt, store: l.store, present: l.present}
 	n.opt.Policies, n.opt.Overrides = policies, overrides
 	if err := n.compile(policies, overrides); err != nil {
 		return nil, err
 	}
 	if n.shaping != l.shaping {
 		var err error
-		if n.store, err = newStore(n.opt, n.shaping); err != nil {
+		if n.store, err = newStore(n.opt, n.shaping, n.present); err != nil {
 			return nil, err
 		}
 	}
@@ -179,10 +185,11 @@ func (l *Limiter) WithPolicies(policies []Policy, overrides []Override) (*Limite
 }
 
 // newStore builds the store of a Limiter: the in-process store at each policy's full rate without Redis; with
-// Redis, the Redis store behind the reject cache and the credits (unless turned off), inside the fallback.
-func newStore(opt Options, shaping bool) (store, error) {
+// Redis, the Redis store behind the reject cache and the credits (unless turned off), inside the fallback, whose
+// local limits are shares for the replicas that replicas counts.
+func newStore(opt Options, shaping bool, replicas *presence) (store, error) {
 	if opt.Redis == nil {
-		return newLocalStore(false), nil
+		return newLocalStore(nil), nil
 	}
 	health := newRedisHealth(opt)
 	rs, err := newRedisStore(opt, health)
@@ -197,7 +204,7 @@ func newStore(opt Options, shaping bool) (store, error) {
 		shared = newCreditStore(shared)
 	}
 	redisUp().Set(1)
-	return newFallback(shared, health, opt), nil
+	return newFallback(shared, health, replicas, opt), nil
 }
 
 // check refuses the values no configuration can mean, and gives a nil Logger slog.Default().

@@ -18,7 +18,7 @@ const (
 type localStore struct {
 	epoch  time.Time // monotonic origin of the nanosecond clock
 	seed   maphash.Seed
-	share  bool // decide with each rule's per-replica share of the rate (the fallback), not the full rate
+	share  *presence // when set (the fallback): decide with each rule's share for the replicas it counts
 	shards [localShards]shard
 }
 
@@ -28,8 +28,9 @@ type shard struct {
 	lastSweep int64
 }
 
-// newLocalStore returns an empty store; share selects the rules' per-replica share (Options.LocalReplicas).
-func newLocalStore(share bool) *localStore {
+// newLocalStore returns an empty store; with share, it decides with the rules' per-replica share of the replicas
+// share counts, without, at the full rate.
+func newLocalStore(share *presence) *localStore {
 	s := &localStore{epoch: time.Now(), seed: maphash.MakeSeed(), share: share}
 	for i := range s.shards {
 		s.shards[i].tats = make(map[string]int64)
@@ -52,11 +53,12 @@ func (s *localStore) gcra(q *query) verdict {
 	ps := pbuf[:0]
 	of := kbuf[:0] // shard of each key
 	shards := ibuf[:0]
+	replicas := int64(1)
+	if s.share != nil {
+		replicas = s.share.replicas()
+	}
 	for j, k := range q.keys {
-		p := q.rules[j].local
-		if s.share {
-			p = q.rules[j].fallback
-		}
+		p := q.rules[j].share(replicas)
 		ps = append(ps, p.shaped(q.shape))
 		i := int(maphash.String(s.seed, k) % localShards)
 		of = append(of, i)

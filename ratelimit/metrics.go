@@ -14,6 +14,7 @@ var (
 	rejectCacheHits  = metrics.GetOrCreateCounter(`reqgate_ratelimit_reject_cache_hits_total`) // rejected without Redis
 	creditHits       = metrics.GetOrCreateCounter(`reqgate_ratelimit_credit_hits_total`)       // admitted on a credit, without Redis
 	heldNow          = metrics.GetOrCreateGauge(`reqgate_ratelimit_held`, nil)                 // requests held for a slot now
+	replicasGauge    = metrics.GetOrCreateGauge(`reqgate_ratelimit_replicas`, nil)             // replicas sharing the limits, as last counted
 	redisSeconds     = metrics.GetOrCreatePrometheusHistogram(`reqgate_ratelimit_redis_duration_seconds`)
 	// redisUpGauge is 1 while decisions come from Redis and 0 while on the fallback, and 0 in a process without
 	// Redis: limits are not shared there either. An alert on a replica that lost Redis therefore watches

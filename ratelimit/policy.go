@@ -52,15 +52,14 @@ type rule struct {
 	maxDelay time.Duration
 	prefix   string // Redis key prefix: reqgate:rl:<name>:
 
-	local    params // nanoseconds, in-process limiter at the full rate
-	fallback params // nanoseconds, per-replica share used while Redis is unavailable
-	redis    [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
-	credits  int    // the most credits one grant may give (credits.go)
-	header   string // this policy's RateLimit-Policy item
-	quoted   string // the start of its RateLimit item: the quoted name and ";r="
+	local   params // nanoseconds, in-process limiter at the full rate
+	redis   [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
+	credits int    // the most credits one grant may give (credits.go)
+	header  string // this policy's RateLimit-Policy item
+	quoted  string // the start of its RateLimit item: the quoted name and ";r="
 }
 
-func newRule(p Policy, replicas int) (*rule, error) {
+func newRule(p Policy) (*rule, error) {
 	if err := validName(p.Name); err != nil {
 		return nil, err
 	}
@@ -79,10 +78,6 @@ func newRule(p Policy, replicas int) (*rule, error) {
 		prefix: "reqgate:rl:" + p.Name + ":"}
 	interval := p.Period / time.Duration(p.Limit)
 	r.local = params{interval: int64(interval), tolerance: int64(interval) * int64(p.Burst), maxDelay: int64(p.MaxDelay)}
-	// The fallback share: each of `replicas` gateways admits limit/replicas per period, with a proportional burst.
-	fb := int(interval) * replicas
-	fburst := max(1, (p.Burst+replicas-1)/replicas)
-	r.fallback = params{interval: int64(fb), tolerance: int64(fb) * int64(fburst), maxDelay: int64(p.MaxDelay)}
 	us := interval.Round(time.Microsecond).Microseconds()
 	r.redis = [3]any{us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
 	r.header = policyItem(p.Name, p.Limit, p.Period)
@@ -91,13 +86,25 @@ func newRule(p Policy, replicas int) (*rule, error) {
 	return r, nil
 }
 
+// share is r's params for one of n replicas limiting on their own (the local fallback): each admits limit/n per
+// period, with a burst of burst/n rounded up (at least 1), so that n replicas together admit at most the policy
+// plus the rounding of the burst.
+func (r *rule) share(n int64) params {
+	if n <= 1 {
+		return r.local
+	}
+	interval := time.Duration(r.local.interval) * time.Duration(n)
+	burst := max(1, (int64(r.burst)+n-1)/n)
+	return params{interval: int64(interval), tolerance: int64(interval) * burst, maxDelay: r.local.maxDelay}
+}
+
 // compile validates the policies and overrides and returns the rules, and per api_key with overrides the full
 // rule list with that key's overrides in place.
-func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, map[string][]*rule, error) {
+func compile(policies []Policy, overrides []Override) ([]*rule, map[string][]*rule, error) {
 	var rules []*rule
 	byName := make(map[string]int)
 	for _, p := range policies {
-		r, err := newRule(p, replicas)
+		r, err := newRule(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -107,7 +114,7 @@ func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, ma
 		byName[p.Name] = len(rules)
 		rules = append(rules, r)
 	}
-	byKey, err := compileOverrides(rules, byName, overrides, replicas)
+	byKey, err := compileOverrides(rules, byName, overrides)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +123,7 @@ func compile(policies []Policy, overrides []Override, replicas int) ([]*rule, ma
 
 // compileOverrides returns, per api_key with overrides, the rules with that key's overrides in place; byName
 // gives the index of each policy in rules.
-func compileOverrides(rules []*rule, byName map[string]int, overrides []Override, replicas int) (map[string][]*rule, error) {
+func compileOverrides(rules []*rule, byName map[string]int, overrides []Override) (map[string][]*rule, error) {
 	byKey := make(map[string][]*rule)
 	seen := make(map[[2]string]bool)
 	for _, o := range overrides {
@@ -131,7 +138,7 @@ func compileOverrides(rules []*rule, byName map[string]int, overrides []Override
 			return nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
 		}
 		seen[[2]string{o.APIKey, o.Policy}] = true
-		r, err := rules[i].withOverride(o, replicas)
+		r, err := rules[i].withOverride(o)
 		if err != nil {
 			return nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
 		}
@@ -146,9 +153,9 @@ func compileOverrides(rules []*rule, byName map[string]int, overrides []Override
 }
 
 // withOverride returns a copy of r with the numbers of o.
-func (r *rule) withOverride(o Override, replicas int) (*rule, error) {
+func (r *rule) withOverride(o Override) (*rule, error) {
 	return newRule(Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst,
-		MaxDelay: r.maxDelay}, replicas)
+		MaxDelay: r.maxDelay})
 }
 
 func validNumbers(limit int, period time.Duration, burst int) error {

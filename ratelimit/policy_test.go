@@ -98,7 +98,7 @@ func TestRuleKey(t *testing.T) {
 		{KeyAPIKey, Request{APIKey: long}, "reqgate:rl:p:k:" + keyPart(long)},
 	}
 	for _, tt := range tests {
-		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Burst: 1, Period: time.Second}, 1)
+		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Burst: 1, Period: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,14 +122,15 @@ func TestFallbackShare(t *testing.T) {
 		{20, 10, 2 * time.Second, 1},
 	}
 	for _, tt := range tests {
-		r, err := newRule(Policy{Name: "p", Key: KeyIP, Limit: 10, Period: time.Second, Burst: tt.burst}, tt.replicas)
+		r, err := newRule(Policy{Name: "p", Key: KeyIP, Limit: 10, Period: time.Second, Burst: tt.burst})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := time.Duration(r.fallback.interval), tt.wantInterval; got != want {
+		p := r.share(int64(tt.replicas))
+		if got, want := time.Duration(p.interval), tt.wantInterval; got != want {
 			t.Errorf("%d replicas: interval %s, want %s", tt.replicas, got, want)
 		}
-		if got, want := r.fallback.tolerance/r.fallback.interval, tt.wantBurst; got != want {
+		if got, want := p.tolerance/p.interval, tt.wantBurst; got != want {
 			t.Errorf("%d replicas: burst %d, want %d", tt.replicas, got, want)
 		}
 	}

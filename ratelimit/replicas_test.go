@@ -124,8 +124,8 @@ func (w *lockedBuffer) String() string {
 // outageCase is one run of TestRedisOutage.
 type outageCase struct {
 	mode         string
-	replicas     int
-	wantAllowed  int // of 5 requests while Redis is down
+	replicas     int // replicas running on the Redis, which see each other before it stops
+	wantAllowed  int // of 5 requests to one replica while Redis is down
 	autoPipeline bool
 }
 
@@ -135,7 +135,7 @@ func TestRedisOutage(t *testing.T) {
 	t.Parallel()
 	tests := []outageCase{
 		{OnErrorLocal, 1, 3, false}, // the local limiter starts empty: a burst of 3
-		{OnErrorLocal, 3, 1, false}, // this replica's share of the burst
+		{OnErrorLocal, 3, 1, false}, // this replica's share of the burst, one of the 3 it counted
 		{OnErrorAllow, 1, 5, false},
 		{OnErrorDeny, 1, 0, false},
 		{OnErrorLocal, 1, 3, true},
@@ -159,10 +159,14 @@ func testRedisOutage(t *testing.T, tt outageCase) {
 	opt := Options{
 		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Burst: 3, Period: time.Hour}},
 		OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,
-		LocalReplicas: tt.replicas, NoAutoPipeline: !tt.autoPipeline,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		NoAutoPipeline: !tt.autoPipeline, // local_replicas stays 1: the replicas count each other
+		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
 	}
-	a := replicas(t, srv, 1, opt)[0]
+	ls := replicas(t, srv, tt.replicas, opt)
+	a := ls[0]
+	if tt.mode == OnErrorLocal {
+		waitReplicas(t, ls, tt.replicas)
+	}
 	ctx := context.Background()
 	if got, _ := admitN(a, Request{APIKey: "k"}, 4); got != 3 {
 		t.Fatalf("admitted %d with Redis up, want 3", got)
@@ -214,6 +218,67 @@ func admitDown(t *testing.T, l *Limiter, r Request, n int) (allowed int) {
 		}
 	}
 	return allowed
+}
+
+// waitReplicas waits until every limiter of ls has counted n replicas in Redis.
+func waitReplicas(t *testing.T, ls []*Limiter, n int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, l := range ls {
+		for l.present.replicas() != int64(n) || !l.present.seen.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("a replica counts %d replicas, want %d", l.present.replicas(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// TestFallbackSharesLimit stops Redis under two replicas that have seen each other in it: on the local fallback
+// each admits its half of the policy, so that the two together admit no more than the policy, although neither
+// was told how many replicas run (local_replicas stays 1).
+func TestFallbackSharesLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 120 // an hour: nothing refills while the test runs
+	srv := redistest.Start(t)
+	ls := replicas(t, srv, 2, Options{RedisTimeout: testRedisTimeout, RedisBackoff: time.Hour, Policies: []Policy{
+		{Name: "account", Key: KeyAPIKey, Limit: limit, Burst: limit, Period: time.Hour},
+	}})
+	if got := ls[0].opt.LocalReplicas; got != 1 {
+		t.Fatalf("local_replicas %d, want the default 1", got)
+	}
+	// A limiter built again on a replica's client, as a reload with new policies does, is the same replica.
+	o := ls[0].opt
+	o.Policies = append([]Policy{{Name: "ip", Key: KeyIP, Limit: 5, Burst: 5, Period: time.Hour}}, o.Policies...)
+	if reloaded := mustNew(t, o); reloaded.present != ls[0].present {
+		t.Error("a limiter built again on the same Redis client announces another replica")
+	}
+	waitReplicas(t, ls, 2)
+	srv.Stop()
+	total := 0
+	for i, l := range ls {
+		got := admitDown(t, l, Request{APIKey: "acme"}, limit)
+		if got != limit/2 {
+			t.Errorf("replica %d admitted %d of %d with Redis down, want its share %d", i, got, limit, limit/2)
+		}
+		total += got
+	}
+	if total > limit {
+		t.Errorf("two replicas admitted %d with Redis down, more than the policy's %d", total, limit)
+	}
+}
+
+// TestFallbackAssumesLocalReplicas: a replica that never reached Redis has counted no replicas, and assumes
+// local_replicas of them.
+func TestFallbackAssumesLocalReplicas(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	srv.Stop()
+	l := replicas(t, srv, 1, Options{RedisTimeout: testRedisTimeout, RedisBackoff: time.Hour, LocalReplicas: 3,
+		Policies: []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Burst: 3, Period: time.Hour}}})[0]
+	if got, want := admitDown(t, l, Request{APIKey: "k"}, 5), 1; got != want {
+		t.Errorf("admitted %d of 5, want %d (a third of the burst)", got, want)
+	}
 }
 
 // waitShared admits throw-away requests until l decides through Redis again.

@@ -120,6 +120,7 @@ var families = map[string]family{
 	"reqgate_ratelimit_decisions_total":         {"counter", "Rate-limit decisions, by result (admit, delay, reject)."},
 	"reqgate_ratelimit_held":                    {"gauge", "Requests held for a shaped slot now."},
 	"reqgate_ratelimit_redis_up":                {"gauge", "1 while limits are shared in Redis, 0 on the on_redis_error fallback (always 0 without Redis)."},
+	"reqgate_ratelimit_replicas":                {"gauge", "Gateway replicas this one last counted in Redis; the local fallback admits limit/replicas (ratelimit.local_replicas before the first count)."},
 	"reqgate_ratelimit_redis_duration_seconds":  {"histogram", "Time of one limiter script call to Redis."},
 	"reqgate_ratelimit_redis_errors_total":      {"counter", "Limiter calls to Redis that failed or exceeded ratelimit.redis_timeout."},
 	"reqgate_ratelimit_redis_fallback_total":    {"counter", "Rate-limit decisions made without Redis."},

@@ -108,6 +108,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		Upstreams:        urls,
 		HealthInterval:   healthInterval,
 		UpstreamTimeout:  cfg.Upstream.Timeout,
+		SlowStart:        cfg.Upstream.SlowStart,
 		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
 		MaxConnWait:      cfg.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(cfg.Server.MaxBodyBytes),
