@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"Related", testRelated},
 		{"ApplyIdempotent", testApplyIdempotent},
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},
+		{"ApplyKeepsExistingRecords", testApplyKeepsExistingRecords},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
 		{"ApplyErrors", testApplyErrors},
 		{"ApplyDanglingRelationship", testApplyDanglingRelationship},
