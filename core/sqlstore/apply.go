@@ -20,9 +20,10 @@ import (
 // options by value, custom objects by api_prefix, views by id, records by kind and id, relationships by
 // their two ends and type. Nothing left out of p is deleted.
 //
-// Seed records are created when absent, as version 1; a record that exists, live or deleted, is never
-// written (see ApplyRecord). Relationships are likewise only added. Seed data writes no field history. A
-// record created with an explicit id raises the kind's id counter, so created records never take its id.
+// Seed records are created when absent, as version 1, the fields they leave out getting their defaults as on
+// a create through the interface (core.AddDefaults); a record that exists, live or deleted, is never written
+// (see ApplyRecord). Relationships are likewise only added. Seed data writes no field history. A record
+// created with an explicit id raises the kind's id counter, so created records never take its id.
 //
 // A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
 func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
@@ -64,6 +65,7 @@ type applier struct {
 	users   map[string]int64     // username -> id
 	reindex map[string]bool      // kinds whose searchable fields changed type
 	kinds   map[string]*seedKind // kind -> its fields, loaded once for the seed records
+	live    map[int64]bool       // ids of the account's users not deleted, loaded for the first new seed record
 }
 
 func (s *Store) applyAccount(ctx context.Context, tx Tx, a *core.AccountSpec, now int64) error {
@@ -291,7 +293,17 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	if exists {
 		return nil
 	}
-	vals := cleanValues(r.Values)
+	isUser, err := ap.liveUser(what)
+	if err != nil {
+		return err
+	}
+	// The values of a record created through the interface: the fields left out get their defaults.
+	vals := make(map[int64]string, len(r.Values)+len(k.fields))
+	maps.Copy(vals, r.Values)
+	if err := core.AddDefaults(k.fields, vals, isUser); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	vals = cleanValues(vals)
 	enc, err := encodeValues(vals)
 	if err != nil {
 		return err
@@ -321,6 +333,32 @@ func (ap *applier) seedKind(what, kind string) (*seedKind, error) {
 	}
 	ap.kinds[kind] = k
 	return k, nil
+}
+
+// liveUser reports whether an id is a user of the account who is not deleted (the users a user picklist's
+// default may name, as on the interface), loaded once per account, after its users are applied.
+func (ap *applier) liveUser(what string) (func(int64) bool, error) {
+	if ap.live == nil {
+		rows, err := ap.tx.Query(ap.ctx, "SELECT id FROM users WHERE account_id = $1 AND NOT deleted", ap.account)
+		if err != nil {
+			return nil, fmt.Errorf("%s: users: %w", what, err)
+		}
+		live := map[int64]bool{}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: users: %w", what, err)
+			}
+			live[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("%s: users: %w", what, err)
+		}
+		ap.live = live
+	}
+	return func(id int64) bool { return ap.live[id] }, nil
 }
 
 // insertSeed creates the seed record r, which is not stored yet, as its version 1 with values vals (enc

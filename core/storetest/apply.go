@@ -212,6 +212,57 @@ func testApplyKeepsExistingRecords(t *testing.T, st core.Store) {
 		int64(9))
 }
 
+// testApplySeedDefaults: a seed record gets the values a create through the interface gets
+// (core.AddDefaults): a field it leaves out gets its default_value or default options, a field it gives,
+// even empty, keeps its value, and a required field left out refuses the file.
+func testApplySeedDefaults(t *testing.T, st core.Store) {
+	p := Fixture()
+	a := &p.Accounts[0]
+	re := a.Fields[core.KindRequirement] // title, description, status (default option 1), owner, platforms, estimate
+	re[3].DefaultValue = "5"             // alice
+	re[4].Options[0].Default, re[4].Options[2].Default = true, true
+	re[5].DefaultValue = "3"
+	a.Records = append(a.Records,
+		core.RecordSpec{Kind: "re", ID: 20, CreatedByUsername: "bob", Values: map[int64]string{reTitle: "Defaults"}},
+		core.RecordSpec{Kind: "re", ID: 21, CreatedByUsername: "bob", Values: map[int64]string{reTitle: "Given",
+			reStatus: "2", reOwner: "", rePlatform: "2"}})
+	checkErr(t, "Apply", st.Apply(ctx, p), nil)
+	acme := accountID(t, st, "acme")
+	got := record(t, st, acme, "re", 20).Values
+	check(t, "seed record leaving fields out", got, map[int64]string{reTitle: "Defaults", reStatus: "1",
+		reOwner: "5", rePlatform: "1,3", reEstimate: "3"})
+	check(t, "seed record giving them", record(t, st, acme, "re", 21).Values, map[int64]string{reTitle: "Given",
+		reStatus: "2", rePlatform: "2", reEstimate: "3"})
+	check(t, "search finds the default option", search(t, st, acme, "re", "field_103=1"), []int64{1, 4, 20})
+
+	fs, err := st.Fields(ctx, acme, "re")
+	checkErr(t, "Fields", err, nil)
+	created := map[int64]string{reTitle: "Defaults"}
+	checkErr(t, "AddDefaults", core.AddDefaults(fs, created, func(id int64) bool { return id >= 5 && id <= 7 }), nil)
+	check(t, "the values of a create through the interface", cleanValues(created), got)
+
+	a.Records = append(a.Records, core.RecordSpec{Kind: "re", ID: 22, CreatedByUsername: "bob",
+		Values: map[int64]string{reStatus: "2"}})
+	err = st.Apply(ctx, p)
+	checkErr(t, "Apply with a seed record leaving out a required field", err, core.ErrInvalid)
+	if err != nil && !strings.Contains(err.Error(), "field_101") {
+		t.Errorf("Apply: error %q does not name field_101", err)
+	}
+	_, err = st.Record(ctx, acme, "re", 22)
+	checkErr(t, "Record(re 22) after the refused Apply", err, core.ErrNotFound)
+}
+
+// cleanValues drops the empty values, as a store does.
+func cleanValues(v map[int64]string) map[int64]string {
+	out := map[int64]string{}
+	for k, s := range v {
+		if s != "" {
+			out[k] = s
+		}
+	}
+	return out
+}
+
 func testApplyAllOrNothing(t *testing.T, st core.Store) {
 	bad := Fixture()
 	bad.Accounts[1].Relationships = []core.RelationshipSpec{{FromKind: "re", FromID: 9, ToKind: "nope", ToID: 99,

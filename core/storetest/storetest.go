@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"ApplyIdempotent", testApplyIdempotent},
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},
 		{"ApplyKeepsExistingRecords", testApplyKeepsExistingRecords},
+		{"ApplySeedDefaults", testApplySeedDefaults},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
 		{"ApplyErrors", testApplyErrors},
 		{"ApplyDanglingRelationship", testApplyDanglingRelationship},
