@@ -61,7 +61,8 @@ type Store interface {
 	// History returns the recorded changes of one field of a record, oldest first.
 	History(ctx context.Context, accountID int64, kind string, id, fieldID int64) ([]Change, error)
 
-	// Apply provisions accounts from a parsed account file in one transaction: all or nothing, idempotent.
+	// Apply provisions accounts from a parsed account file in one transaction: all or nothing, idempotent;
+	// seed records and relationships are created when absent, never written over (see AccountSpec).
 	Apply(ctx context.Context, p *Provision) error
 	// Empty reports whether the store holds no account at all (a new store gets the demo account).
 	Empty(ctx context.Context) (bool, error)
@@ -121,8 +122,9 @@ type Provision struct {
 	Accounts []AccountSpec
 }
 
-// AccountSpec provisions one account. Everything it names is created or updated in place; nothing it
-// leaves out is deleted.
+// AccountSpec provisions one account. Its account, users, objects, fields and views are created or updated
+// in place; its records and relationships are seed data, created when absent and never written over, since
+// clients own a record once it exists. Nothing it leaves out is deleted.
 type AccountSpec struct {
 	APIKey        string
 	Name          string
@@ -151,7 +153,8 @@ type ViewSpec struct {
 	CreatedByUsername string
 }
 
-// RecordSpec upserts one seed record, matched by Kind and ID.
+// RecordSpec seeds one record, matched by Kind and ID: created when absent, with the defaults of the fields
+// it leaves out (AddDefaults), and left alone when a record of that kind and id exists, live or deleted.
 type RecordSpec struct {
 	Kind              string
 	ID                int64

@@ -139,6 +139,52 @@ func pickMultiple(f Field, v string, isUser func(id int64) bool) (string, error)
 	return strings.Join(parts, ","), nil
 }
 
+// DefaultValue is the value field f gets when a new record leaves it out: its default_value, or else, for a
+// picklist, its default options (the first one of a single picklist). A default that does not validate (an
+// option or user removed since) is no default: "".
+func DefaultValue(f Field, isUser func(id int64) bool) string {
+	raw := f.DefaultValue
+	if raw == "" && f.IsPicklist() {
+		var ids []string
+		for _, o := range f.Options {
+			if o.Default {
+				ids = append(ids, itoa(o.Value))
+				if f.Type == TypePickOne {
+					break
+				}
+			}
+		}
+		raw = strings.Join(ids, ",")
+	}
+	if raw == "" {
+		return ""
+	}
+	v, err := Canonical(f, raw, isUser)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// AddDefaults completes the values of a new record, the one rule of records created through the interface
+// and seeded from account files: a required field of fields that values leaves out is an error naming it,
+// and every other field left out gets its DefaultValue. A field present in values, even empty, keeps its
+// value. isUser is as for Canonical.
+func AddDefaults(fields []Field, values map[int64]string, isUser func(id int64) bool) error {
+	for _, f := range fields {
+		if _, ok := values[f.ID]; ok {
+			continue
+		}
+		if f.Required {
+			return Invalid(f.Name(), "is required")
+		}
+		if d := DefaultValue(f, isUser); d != "" {
+			values[f.ID] = d
+		}
+	}
+	return nil
+}
+
 // urlProblem says what keeps v from being an absolute http or https URL, the links a URL field is for (a
 // client shows them as links, so another scheme, javascript: above all, has no place there); "" when
 // nothing does.

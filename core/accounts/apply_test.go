@@ -250,6 +250,52 @@ func TestDemoOnAnEmptyStore(t *testing.T) {
 	}
 }
 
+// TestDemoHistorySeededOnce seeds the demo's history, deletes a demo record as a client would, then seeds
+// the history again and applies the demo again, as a start that finds the demo already there might: no
+// change is written twice, and RE-2 and RE-13 stay deleted.
+func TestDemoHistorySeededOnce(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	apply(t, st, accounts.Demo())
+	if err := accounts.SeedDemoHistory(ctx, st); err != nil {
+		t.Fatalf("SeedDemoHistory: %v", err)
+	}
+	acct, err := st.Account(ctx, accounts.DemoAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteRecord(ctx, acct.ID, "re", 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, st, accounts.DemoAPIKey)
+	history := func() []core.Change {
+		t.Helper()
+		h, err := st.History(ctx, acct.ID, "re", 1, 103)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	statusChanges := len(history())
+
+	if err := accounts.SeedDemoHistory(ctx, st); err != nil {
+		t.Errorf("SeedDemoHistory again: %v", err)
+	}
+	apply(t, st, accounts.Demo())
+	if after := snapshot(t, st, accounts.DemoAPIKey); after != before {
+		t.Errorf("seeding the demo again changed it:\n--- before\n%s\n--- after\n%s", before, after)
+	}
+	if n := len(history()); n != statusChanges {
+		t.Errorf("RE-1 status history: %d changes after seeding again, want %d", n, statusChanges)
+	}
+	for _, id := range []int64{2, 13} {
+		r, err := st.Record(ctx, acct.ID, "re", id)
+		if err != nil || r.DeletedTime == 0 {
+			t.Errorf("RE-%d after seeding again: %+v, %v; want it deleted", id, r, err)
+		}
+	}
+}
+
 // BenchmarkDemoStartup measures what an empty store costs `reqgate serve` beyond hashing: applying the demo
 // account (cached after the first Demo call) to a new SQLite file and seeding its history.
 func BenchmarkDemoStartup(b *testing.B) {

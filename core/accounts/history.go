@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,12 +40,19 @@ var demoEdits = []demoEdit{
 }
 
 // SeedDemoHistory makes a handful of updates to demo records so that field history has entries of every
-// shape, and deletes RE-13 so that a deleted_time search finds a record. Call it only right after Demo() was applied to an empty store: it assumes the seeded values. The
-// changes are dated over the hour before now.
+// shape, and deletes RE-13 so that a deleted_time search finds a record. Call it right after Demo() was
+// applied to an empty store: it assumes the seeded values. The changes are dated over the hour before now.
+//
+// The history is seeded once: when a record it would change is no longer as Demo() seeds it (its version
+// is not 1, or it is deleted), the history was seeded before or a client has changed the record since, and
+// SeedDemoHistory changes nothing, so that it never writes a change twice nor over a client's.
 func SeedDemoHistory(ctx context.Context, st core.Store) error {
 	acct, err := st.Account(ctx, DemoAPIKey)
 	if err != nil {
 		return fmt.Errorf("seed demo history: %w", err)
+	}
+	if seeded, err := demoChanged(ctx, st, acct.ID); err != nil || seeded {
+		return err
 	}
 	fields := map[string][]core.Field{}
 	start := time.Now().Add(-time.Hour).Unix()
@@ -87,6 +95,26 @@ func SeedDemoHistory(ctx context.Context, st core.Store) error {
 
 // demoDeleted is the demo record SeedDemoHistory deletes, so that searches on deleted_time find one.
 var demoDeleted = recordKey{"re", 13}
+
+// demoChanged reports whether a record SeedDemoHistory changes is missing or no longer as Demo() seeds it.
+func demoChanged(ctx context.Context, st core.Store, accountID int64) (bool, error) {
+	keys := []recordKey{demoDeleted}
+	for _, e := range demoEdits {
+		keys = append(keys, recordKey{e.kind, e.id})
+	}
+	for _, k := range keys {
+		r, err := st.Record(ctx, accountID, k.kind, k.id)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			return true, nil
+		case err != nil:
+			return false, fmt.Errorf("seed demo history: %s %d: %w", k.kind, k.id, err)
+		case r.Version != 1 || r.DeletedTime != 0:
+			return true, nil
+		}
+	}
+	return false, nil
+}
 
 func fieldLabelled(fs []core.Field, label string) (core.Field, bool) {
 	for _, f := range fs {

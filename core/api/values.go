@@ -63,7 +63,7 @@ func checkWrite(body []bodyField, obj core.Object, fields []core.Field, sc *sche
 		}
 		return wc.out, nil
 	}
-	return wc.out, wc.addDefaults()
+	return wc.out, core.AddDefaults(wc.fields, wc.out.values, wc.isUser)
 }
 
 // writeCheck is the state of one checkWrite.
@@ -130,23 +130,6 @@ func (wc *writeCheck) value(bf bodyField) error {
 		return core.Invalid(f.Name(), "is required and cannot be empty")
 	}
 	wc.out.values[f.ID] = v
-	return nil
-}
-
-// addDefaults completes a create: every required field must have been sent, and the fields not sent get
-// their default.
-func (wc *writeCheck) addDefaults() error {
-	for _, f := range wc.fields {
-		if _, ok := wc.out.values[f.ID]; ok {
-			continue
-		}
-		if f.Required {
-			return core.Invalid(f.Name(), "is required")
-		}
-		if d := defaultValue(f, wc.isUser); d != "" {
-			wc.out.values[f.ID] = d
-		}
-	}
 	return nil
 }
 
@@ -220,32 +203,6 @@ func parseIDList(raw string) (string, bool) {
 		parts[i] = strconv.FormatInt(n, 10)
 	}
 	return strings.Join(parts, ","), true
-}
-
-// defaultValue is the value a field gets on create when the body leaves it out: its default_value, or its
-// default picklist options. A default that does not validate is ignored.
-func defaultValue(f core.Field, isUser func(int64) bool) string {
-	raw := f.DefaultValue
-	if raw == "" && f.IsPicklist() {
-		var ids []string
-		for _, o := range f.Options {
-			if o.Default {
-				ids = append(ids, strconv.FormatInt(o.Value, 10))
-				if f.Type == core.TypePickOne {
-					break
-				}
-			}
-		}
-		raw = strings.Join(ids, ",")
-	}
-	if raw == "" {
-		return ""
-	}
-	v, err := core.Canonical(f, raw, isUser)
-	if err != nil {
-		return ""
-	}
-	return v
 }
 
 // fieldByName finds field_<n> among fields.

@@ -20,10 +20,10 @@ import (
 // options by value, custom objects by api_prefix, views by id, records by kind and id, relationships by
 // their two ends and type. Nothing left out of p is deleted.
 //
-// Seed records: a new record gets version 1; an existing one whose values differ gets the file's values, its
-// version goes up by one and its last update is set to the time of applying (by the file's created_by); an
-// unchanged one is left alone. Seed data writes no field history. A record created with an explicit id
-// raises the kind's id counter, so created records never take its id.
+// Seed records are created when absent, as version 1, the fields they leave out getting their defaults as on
+// a create through the interface (core.AddDefaults); a record that exists, live or deleted, is never written
+// (see ApplyRecord). Relationships are likewise only added. Seed data writes no field history. A record
+// created with an explicit id raises the kind's id counter, so created records never take its id.
 //
 // A reference to an unknown username, kind, field or record is an error naming it, and nothing is written.
 func (s *Store) Apply(ctx context.Context, p *core.Provision) error {
@@ -61,16 +61,16 @@ type applier struct {
 	tx      Tx
 	account int64
 	apiKey  string
-	now     int64                               // UNIX seconds, the time of seed records
-	users   map[string]int64                    // username -> id
-	reindex map[string]bool                     // kinds whose searchable fields changed type
-	fields  map[string]map[int64]bool           // kind -> its field ids, loaded once for the seed records
-	types   map[string]map[int64]core.FieldType // kind -> its searchable fields, for the seed records
+	now     int64                // UNIX seconds, the time of seed records
+	users   map[string]int64     // username -> id
+	reindex map[string]bool      // kinds whose searchable fields changed type
+	kinds   map[string]*seedKind // kind -> its fields, loaded once for the seed records
+	live    map[int64]bool       // ids of the account's users not deleted, loaded for the first new seed record
 }
 
 func (s *Store) applyAccount(ctx context.Context, tx Tx, a *core.AccountSpec, now int64) error {
 	ap := &applier{ctx: ctx, tx: tx, apiKey: a.APIKey, now: now, users: map[string]int64{}, reindex: map[string]bool{},
-		fields: map[string]map[int64]bool{}, types: map[string]map[int64]core.FieldType{}}
+		kinds: map[string]*seedKind{}}
 	return core.ApplyAccount(countingApplier{applier: ap, progress: core.ProgressFunc(ctx)}, a)
 }
 
@@ -259,6 +259,11 @@ func (ap *applier) ApplyView(v core.ViewSpec) error {
 	return nil
 }
 
+// ApplyRecord creates the seed record r when the store has no record of its kind and id. A record that
+// exists, live or deleted, seeded or created through the interface, is left as it is: what clients wrote
+// since (values, versions, history, a delete) is theirs, and applying the files again at a restart or a
+// reload never takes it back. The record is checked all the same (kind, creator, fields), so a file is
+// refused or accepted whatever the store holds.
 func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	what := "records." + r.Kind + "-" + strconv.FormatInt(r.ID, 10)
 	if r.ID <= 0 {
@@ -271,52 +276,94 @@ func (ap *applier) ApplyRecord(r core.RecordSpec) error {
 	if err != nil {
 		return err
 	}
-	ids, err := ap.fieldIDs(what, r.Kind)
+	k, err := ap.seedKind(what, r.Kind)
 	if err != nil {
 		return err
 	}
 	for fid := range r.Values {
-		if !ids[fid] {
+		if !k.ids[fid] {
 			return core.Invalid(what, "unknown field field_"+strconv.FormatInt(fid, 10)+" of kind "+r.Kind)
 		}
 	}
-	vals := cleanValues(r.Values)
+	var exists bool
+	if err := ap.tx.QueryRow(ap.ctx, `SELECT EXISTS (SELECT 1 FROM records WHERE account_id = $1 AND kind = $2
+		AND id = $3)`, ap.account, r.Kind, r.ID).Scan(&exists); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if exists {
+		return nil
+	}
+	isUser, err := ap.liveUser(what)
+	if err != nil {
+		return err
+	}
+	// The values of a record created through the interface: the fields left out get their defaults.
+	vals := make(map[int64]string, len(r.Values)+len(k.fields))
+	maps.Copy(vals, r.Values)
+	if err := core.AddDefaults(k.fields, vals, isUser); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	vals = cleanValues(vals)
 	enc, err := encodeValues(vals)
 	if err != nil {
 		return err
 	}
-	cur, err := scanRecord(ap.tx.QueryRow(ap.ctx, qRecord, ap.account, r.Kind, r.ID))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return ap.insertSeed(what, r, by, vals, enc)
-	case err != nil:
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return ap.updateSeed(what, r, by, cur, vals, enc)
+	return ap.insertSeed(what, r, by, k, vals, enc)
 }
 
-// fieldIDs returns the field ids of kind, and keeps them and its searchable fields for the next records of
-// the kind.
-func (ap *applier) fieldIDs(what, kind string) (map[int64]bool, error) {
-	if ids, ok := ap.fields[kind]; ok {
-		return ids, nil
+// seedKind is what seed records need of their kind: its fields, their ids, and its searchable fields.
+type seedKind struct {
+	fields     []core.Field
+	ids        map[int64]bool
+	searchable map[int64]core.FieldType
+}
+
+// seedKind returns the fields of kind, loaded once for the seed records of the kind.
+func (ap *applier) seedKind(what, kind string) (*seedKind, error) {
+	if k, ok := ap.kinds[kind]; ok {
+		return k, nil
 	}
 	fields, err := loadFields(ap.ctx, ap.tx, ap.account, kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	ids := make(map[int64]bool, len(fields))
+	k := &seedKind{fields: fields, ids: make(map[int64]bool, len(fields)), searchable: newKindInfo(fields).searchable}
 	for _, f := range fields {
-		ids[f.ID] = true
+		k.ids[f.ID] = true
 	}
-	ap.fields[kind] = ids
-	ap.types[kind] = newKindInfo(fields).searchable
-	return ids, nil
+	ap.kinds[kind] = k
+	return k, nil
+}
+
+// liveUser reports whether an id is a user of the account who is not deleted (the users a user picklist's
+// default may name, as on the interface), loaded once per account, after its users are applied.
+func (ap *applier) liveUser(what string) (func(int64) bool, error) {
+	if ap.live == nil {
+		rows, err := ap.tx.Query(ap.ctx, "SELECT id FROM users WHERE account_id = $1 AND NOT deleted", ap.account)
+		if err != nil {
+			return nil, fmt.Errorf("%s: users: %w", what, err)
+		}
+		live := map[int64]bool{}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: users: %w", what, err)
+			}
+			live[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("%s: users: %w", what, err)
+		}
+		ap.live = live
+	}
+	return func(id int64) bool { return ap.live[id] }, nil
 }
 
 // insertSeed creates the seed record r, which is not stored yet, as its version 1 with values vals (enc
 // encoded), created by by at its creation time or else now.
-func (ap *applier) insertSeed(what string, r core.RecordSpec, by int64, vals map[int64]string, enc string) error {
+func (ap *applier) insertSeed(what string, r core.RecordSpec, by int64, k *seedKind, vals map[int64]string, enc string) error {
 	created := r.CreatedTime
 	if created == 0 {
 		created = ap.now
@@ -326,39 +373,11 @@ func (ap *applier) insertSeed(what string, r core.RecordSpec, by int64, vals map
 	b := &Batch{}
 	queueInsertRecord(b, ap.account, rec, enc)
 	b.Queue(qRaiseID, ap.account, r.Kind, r.ID)
-	queueReindex(b, ap.types[r.Kind], ap.account, r.Kind, r.ID, nil, vals)
+	queueReindex(b, k.searchable, ap.account, r.Kind, r.ID, nil, vals)
 	if err := runBatch(ap.ctx, ap.tx, b); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
-}
-
-// updateSeed brings the stored record cur to the seed r: other values make a new version, written by by
-// now; the same values with another creator or creation time are corrected in place, without a version.
-func (ap *applier) updateSeed(what string, r core.RecordSpec, by int64, cur core.Record, vals map[int64]string,
-	enc string) error {
-	created := cur.CreatedTime
-	if r.CreatedTime != 0 {
-		created = r.CreatedTime
-	}
-	if maps.Equal(cur.Values, vals) {
-		if created == cur.CreatedTime && by == cur.CreatedBy {
-			return nil
-		}
-		if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2
-			WHERE account_id = $3 AND kind = $4 AND id = $5`, created, by, ap.account, r.Kind, r.ID); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	}
-	if err := ap.tx.Exec(ap.ctx, `UPDATE records SET created_time = $1, created_by = $2, version = version + 1,
-		last_updated_time = $3, last_updated_by = $4, vals = $5 WHERE account_id = $6 AND kind = $7 AND id = $8`,
-		created, by, max(ap.now, created), by, enc, ap.account, r.Kind, r.ID); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	b := &Batch{}
-	queueReindex(b, ap.types[r.Kind], ap.account, r.Kind, r.ID, cur.Values, vals)
-	return runBatch(ap.ctx, ap.tx, b)
 }
 
 func (ap *applier) ApplyRelationship(r core.RelationshipSpec) error {

@@ -95,9 +95,11 @@ func testApplyIdempotent(t *testing.T, st core.Store) {
 	check(t, "acme after an empty Apply", Snapshot(t, st, "acme"), acme1)
 }
 
+// testApplyUpdatesInPlace: what an account file declares (the account, users, fields, options, views) is
+// brought to the file's values, and new relationships are added; its seed records are not (see
+// testApplyKeepsExistingRecords).
 func testApplyUpdatesInPlace(t *testing.T, st core.Store) {
 	acme, _ := provisioned(t, st)
-	update(t, st, acme, "re", 2, core.Update{UserID: 5, Time: t3, Values: map[int64]string{reTitle: "Imported"}})
 
 	p := Fixture()
 	a := &p.Accounts[0]
@@ -113,8 +115,6 @@ func testApplyUpdatesInPlace(t *testing.T, st core.Store) {
 		core.Field{Label: "Status", Type: core.TypePickOne, Sort: 9, ListType: core.ListNormal}, // matched by label: 202
 		core.Field{Label: "Effort", Type: core.TypeInteger, Sort: 3})                            // new: max id + 1 = 403
 	a.Views[1].Name = "Pending"
-	a.Records[0].Values[reStatus] = "3"
-	a.Records[0].Values[reDesc] = ""
 	a.Relationships = append(a.Relationships, core.RelationshipSpec{FromKind: "re", FromID: 4, ToKind: "ft",
 		ToID: 7, Type: "parent"})
 	if err := st.Apply(ctx, p); err != nil {
@@ -153,22 +153,114 @@ func testApplyUpdatesInPlace(t *testing.T, st core.Store) {
 	checkErr(t, "Views", err, nil)
 	check(t, "view names", []string{vs[0].Name, vs[1].Name}, []string{"Pending", "Mine"})
 
-	r := record(t, st, acme, "re", 1)
-	check(t, "changed seed record: version", r.Version, int64(2))
-	check(t, "changed seed record: values", r.Values, map[int64]string{reTitle: "Export to CSV", reStatus: "3",
-		rePlatform: "1,3", reOwner: "6"})
-	h, err := st.History(ctx, acme, "re", 1, reStatus)
-	checkErr(t, "History", err, nil)
-	check(t, "seed changes write no history", len(h), 0)
-	check(t, "search follows seed changes", search(t, st, acme, "re", "field_103=3"), []int64{1})
-	check(t, "search follows seed changes", search(t, st, acme, "re", "field_103=1"), []int64{4})
-	check(t, "unchanged seed record keeps its version", record(t, st, acme, "re", 4).Version, int64(1))
-	// re 2 was updated through the API and the file still holds its old values: the file wins.
-	r = record(t, st, acme, "re", 2)
-	check(t, "seed record changed by the API, then applied again", []any{r.Version, r.Values[reTitle]},
-		[]any{int64(3), "Import"})
 	check(t, "new relationship", relations(t, st, acme, "ft", 7),
 		[]string{`Is Child Of re-1 "Export to CSV"`, `Is Child Of re-4 "Print"`})
+}
+
+// testApplyKeepsExistingRecords: seed records are created when absent and never written over, since a core
+// applies its account files at every start and reload. A client's update, a client's delete and a client's
+// create of an id the file seeds later all survive applying the file again, the same file (a restart) or a
+// file whose values for those records changed; no version, history entry or search term moves, and the new
+// seed records of the file are created.
+func testApplyKeepsExistingRecords(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	update(t, st, acme, "re", 2, core.Update{UserID: 5, Time: t3,
+		Values: map[int64]string{reTitle: "Imported", reStatus: "3"}})
+	checkErr(t, "DeleteRecord(re 4)", st.DeleteRecord(ctx, acme, "re", 4, 6, t3), nil)
+	check(t, "client's create", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 6, CreatedTime: t3,
+		Values: map[int64]string{reTitle: "Client's"}}).ID, int64(5))
+	before := Snapshot(t, st, "acme")
+
+	checkErr(t, "Apply the same file again", st.Apply(ctx, Fixture()), nil)
+	check(t, "acme after applying the same file again", Snapshot(t, st, "acme"), before)
+
+	p := Fixture()
+	a := &p.Accounts[0]
+	a.Records[0].Values[reStatus] = "3" // re 1, which no client changed
+	a.Records[0].CreatedByUsername = "bob"
+	a.Records[0].CreatedTime = t2
+	a.Records[1].Values[reTitle] = "Import v2" // re 2, updated by a client
+	a.Records[2].Values[reTitle] = "Print v2"  // re 4, deleted by a client
+	a.Records = append(a.Records,
+		core.RecordSpec{Kind: "re", ID: 5, CreatedByUsername: "bob", Values: map[int64]string{reTitle: "Seeded 5"}},
+		core.RecordSpec{Kind: "re", ID: 8, CreatedByUsername: "bob", CreatedTime: t2,
+			Values: map[int64]string{reTitle: "Seeded 8", reStatus: "2"}})
+	checkErr(t, "Apply a changed file", st.Apply(ctx, p), nil)
+
+	check(t, "re 1, changed in the file only", record(t, st, acme, "re", 1), core.Record{Kind: "re", ID: 1,
+		Version: 1, CreatedTime: t1, CreatedBy: 5, LastUpdatedTime: t1, LastUpdatedBy: 5,
+		Values: map[int64]string{reTitle: "Export to CSV", reDesc: "<b>Export</b> the list", reStatus: "1",
+			rePlatform: "1,3", reOwner: "6"}})
+	r := record(t, st, acme, "re", 2)
+	check(t, "re 2, updated by a client", []any{r.Version, r.Values[reTitle], r.Values[reStatus], r.LastUpdatedTime},
+		[]any{int64(2), "Imported", "3", int64(t3)})
+	h, err := st.History(ctx, acme, "re", 2, reTitle)
+	checkErr(t, "History(re 2)", err, nil)
+	check(t, "history of re 2's title: the client's change alone", len(h), 1)
+	r = record(t, st, acme, "re", 4)
+	check(t, "re 4, deleted by a client", []any{r.DeletedTime, r.Values[reTitle]}, []any{int64(t3), "Print"})
+	r = record(t, st, acme, "re", 5)
+	check(t, "re 5, created by a client before the file seeded it", []any{r.CreatedBy, r.Values[reTitle]},
+		[]any{int64(6), "Client's"})
+	check(t, "re 8, new in the file", record(t, st, acme, "re", 8), core.Record{Kind: "re", ID: 8, Version: 1,
+		CreatedTime: t2, CreatedBy: 6, LastUpdatedTime: t2, LastUpdatedBy: 6,
+		Values: map[int64]string{reTitle: "Seeded 8", reStatus: "2"}})
+	check(t, "search follows the records, not the file", search(t, st, acme, "re", "field_103=3"), []int64{2})
+	check(t, "search finds the new seed record", search(t, st, acme, "re", "field_103=2"), []int64{8})
+	check(t, "the deleted record stays out of searches", search(t, st, acme, "re", "field_101=Print"), []int64{})
+	check(t, "next id after the new seed record", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5}).ID,
+		int64(9))
+}
+
+// testApplySeedDefaults: a seed record gets the values a create through the interface gets
+// (core.AddDefaults): a field it leaves out gets its default_value or default options, a field it gives,
+// even empty, keeps its value, and a required field left out refuses the file.
+func testApplySeedDefaults(t *testing.T, st core.Store) {
+	p := Fixture()
+	a := &p.Accounts[0]
+	re := a.Fields[core.KindRequirement] // title, description, status (default option 1), owner, platforms, estimate
+	re[3].DefaultValue = "5"             // alice
+	re[4].Options[0].Default, re[4].Options[2].Default = true, true
+	re[5].DefaultValue = "3"
+	a.Records = append(a.Records,
+		core.RecordSpec{Kind: "re", ID: 20, CreatedByUsername: "bob", Values: map[int64]string{reTitle: "Defaults"}},
+		core.RecordSpec{Kind: "re", ID: 21, CreatedByUsername: "bob", Values: map[int64]string{reTitle: "Given",
+			reStatus: "2", reOwner: "", rePlatform: "2"}})
+	checkErr(t, "Apply", st.Apply(ctx, p), nil)
+	acme := accountID(t, st, "acme")
+	got := record(t, st, acme, "re", 20).Values
+	check(t, "seed record leaving fields out", got, map[int64]string{reTitle: "Defaults", reStatus: "1",
+		reOwner: "5", rePlatform: "1,3", reEstimate: "3"})
+	check(t, "seed record giving them", record(t, st, acme, "re", 21).Values, map[int64]string{reTitle: "Given",
+		reStatus: "2", rePlatform: "2", reEstimate: "3"})
+	check(t, "search finds the default option", search(t, st, acme, "re", "field_103=1"), []int64{1, 4, 20})
+
+	fs, err := st.Fields(ctx, acme, "re")
+	checkErr(t, "Fields", err, nil)
+	created := map[int64]string{reTitle: "Defaults"}
+	checkErr(t, "AddDefaults", core.AddDefaults(fs, created, func(id int64) bool { return id >= 5 && id <= 7 }), nil)
+	check(t, "the values of a create through the interface", cleanValues(created), got)
+
+	a.Records = append(a.Records, core.RecordSpec{Kind: "re", ID: 22, CreatedByUsername: "bob",
+		Values: map[int64]string{reStatus: "2"}})
+	err = st.Apply(ctx, p)
+	checkErr(t, "Apply with a seed record leaving out a required field", err, core.ErrInvalid)
+	if err != nil && !strings.Contains(err.Error(), "field_101") {
+		t.Errorf("Apply: error %q does not name field_101", err)
+	}
+	_, err = st.Record(ctx, acme, "re", 22)
+	checkErr(t, "Record(re 22) after the refused Apply", err, core.ErrNotFound)
+}
+
+// cleanValues drops the empty values, as a store does.
+func cleanValues(v map[int64]string) map[int64]string {
+	out := map[int64]string{}
+	for k, s := range v {
+		if s != "" {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 func testApplyAllOrNothing(t *testing.T, st core.Store) {

@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"Related", testRelated},
 		{"ApplyIdempotent", testApplyIdempotent},
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},
+		{"ApplyKeepsExistingRecords", testApplyKeepsExistingRecords},
+		{"ApplySeedDefaults", testApplySeedDefaults},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
 		{"ApplyErrors", testApplyErrors},
 		{"ApplyDanglingRelationship", testApplyDanglingRelationship},
