@@ -126,13 +126,21 @@ type env struct {
 // start opens a new store, applies testProvision and serves the API.
 func start(tb testing.TB, opt api.Options) *env {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "core.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "core.db"))
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	if err := st.Apply(ctx, testProvision(tb)); err != nil {
+	e := serve(tb, st, testProvision(tb), opt)
+	e.Store = st
+	return e
+}
+
+// serve applies p to st, an open store of either engine, and serves the API over it. The env's Store is
+// left nil: it is the SQLite store of start.
+func serve(tb testing.TB, st core.Store, p *core.Provision, opt api.Options) *env {
+	tb.Helper()
+	if err := st.Apply(context.Background(), p); err != nil {
 		tb.Fatalf("apply: %v", err)
 	}
 	if opt.Logger == nil {
@@ -144,7 +152,7 @@ func start(tb testing.TB, opt api.Options) *env {
 	}
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(hs.Close)
-	return &env{t: tb, URL: hs.URL, Store: st, API: srv}
+	return &env{t: tb, URL: hs.URL, API: srv}
 }
 
 // resp is a response read whole.
