@@ -297,9 +297,14 @@ func (r *run) opCreate() {
 	}
 	r.rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
 	r.op = fmt.Sprintf("create %s %s", ver, k.seg)
-	res := r.do("POST", r.path(ver, k), recordBody(k.root, parts))
+	body, status, spoiled := r.writeBody(k, parts)
+	res := r.do("POST", r.path(ver, k), body)
 	if k.custom && ver != "/api2" {
 		r.expect(res, 404, "custom objects need version 2")
+		return
+	}
+	if status != 0 {
+		r.expect(res, status, spoiled)
 		return
 	}
 	if !valid {
@@ -375,6 +380,7 @@ type update struct {
 	sys     []sysField
 	comment *string
 	problem string // a reason for 400 besides values and system fields
+	status  int    // the status of a body refused as a whole (400, 415), or 0
 }
 
 // expectUpdate is the status the manual gives an update of t in version ver, with the reason.
@@ -384,6 +390,9 @@ func (r *run) expectUpdate(t target, ver string, u update) (int, string) {
 	}
 	if !t.live() {
 		return 404, "the record is deleted or was never created"
+	}
+	if u.status != 0 {
+		return u.status, u.problem
 	}
 	if u.problem != "" {
 		return 400, u.problem
@@ -533,7 +542,15 @@ func (r *run) opUpdate() {
 	}
 	r.rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
 	r.op = fmt.Sprintf("update %s %s %s", ver, k.seg, t.idText())
-	r.put(k, t, ver, recordBody(k.root, parts), u)
+	body := recordBody(k.root, parts)
+	if t.live() {
+		var status int
+		var spoiled string
+		if body, status, spoiled = r.writeBody(k, parts); status != 0 {
+			u.status, u.problem = status, spoiled
+		}
+	}
+	r.put(k, t, ver, body, u)
 }
 
 // opSendBack reads a record and sends the read back: unchanged (no new version), or with a few values or the
@@ -730,15 +747,18 @@ func (r *run) opSearch() {
 func (r *run) opView() {
 	v := pick(r, modelViews)
 	k := r.kinds[slices.IndexFunc(r.kinds, func(k *mKind) bool { return k.seg == v.kind })]
-	conds := viewConds(v.conds)
+	view := search(k, viewConds(v.conds))
+	want := view
 	path := r.path("/api2", k, "view", strconv.FormatInt(v.id, 10))
 	valid := true
 	if r.chance(50) {
-		// deleted_time is left out of view searches: the core's view search returns deleted records the view
-		// itself does not show (a discrepancy reported to be fixed), so the model would disagree.
+		// A view search narrows the view: the records of the view that also match. deleted_time is left out of
+		// the conditions sent, since the core returns deleted records there (which the view never shows; a known
+		// discrepancy, to be fixed).
 		c, ok := r.genCond(k, false)
-		conds = append(conds, c)
 		valid = ok
+		found := search(k, []mCond{c})
+		want = slices.DeleteFunc(slices.Clone(view), func(rec *mRecord) bool { return !slices.Contains(found, rec) })
 		path += "/search?" + r.query([]mCond{c})
 	}
 	r.op = "view " + path
@@ -752,7 +772,7 @@ func (r *run) opView() {
 	if err != nil {
 		r.fail("%v", err)
 	}
-	r.same("the view", got, dumpSummaries("view", search(k, conds)))
+	r.same("the view", got, dumpSummaries("view", want))
 }
 
 // sweep reads every record the model knows, and every kind's live and deleted records, after the run.
