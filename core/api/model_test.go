@@ -364,7 +364,33 @@ func (r *run) opRead() {
 	t := r.pickTarget(k, 85)
 	ver := r.pickVersion(k)
 	r.op = fmt.Sprintf("read %s %s %s", ver, k.seg, t.idText())
+	if t.live() && (ver == "/api2" || !k.custom) && r.chance(10) {
+		r.otherMethod(k, t, ver)
+		return
+	}
 	r.read(k, t, ver)
+}
+
+// otherMethod sends a record's address a HEAD, answered like a GET without a body, or a method the address
+// does not serve: 405 with Allow naming GET, PUT and DELETE, and nothing changes.
+func (r *run) otherMethod(k *mKind, t target, ver string) {
+	method := pick(r, []string{"HEAD", "PATCH", "POST"})
+	r.op = method + " " + r.op
+	res := r.do(method, r.path(ver, k, t.idText()), "")
+	if method == "HEAD" {
+		r.expect(res, 200, "HEAD is answered like GET")
+		if res.Body != "" {
+			r.fail("a HEAD answered with a body")
+		}
+		return
+	}
+	r.expect(res, 405, "a record's address serves GET, PUT and DELETE")
+	allow := res.Header.Get("Allow")
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		if !strings.Contains(allow, m) {
+			r.fail("Allow %q does not name %s", allow, m)
+		}
+	}
 }
 
 // read GETs a record and checks it against the model; it returns the body of a successful read.

@@ -594,7 +594,7 @@ func (c mCond) matches(rec *mRecord) bool {
 	switch f.Type {
 	case core.TypeTextbox:
 		// Exactly the value, ignoring case; search values are ASCII letters and digits.
-		return strings.ToLower(v) == strings.ToLower(c.val)
+		return strings.EqualFold(v, c.val)
 	case core.TypePickMultiple:
 		return slices.Contains(splitIDs(v), n)
 	}
