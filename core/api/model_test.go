@@ -225,7 +225,7 @@ func (r *run) expect(res resp, want int, why string) {
 func (r *run) same(what, got, want string) {
 	r.t.Helper()
 	if got != want {
-		r.fail("%s differs from the model\n--- core:\n%s\n--- model:\n%s\n--- first difference: %s", what, got, want, firstDiff(got, want))
+		r.fail("%s: the core and the model differ\n--- core:\n%s\n--- model:\n%s\n--- first difference: %s", what, got, want, firstDiff(got, want))
 	}
 }
 
@@ -414,10 +414,9 @@ func (r *run) read(k *mKind, t target, ver string) string {
 	return res.Body
 }
 
-// sysField is a system field (or the id) an update sends back.
+// sysField is a system field (or the id) an update sends back: the value sent and the record's.
 type sysField struct {
-	name, value string
-	current     bool // the record's current value
+	name, sent, has string
 }
 
 // update is one update as the model reads it: the fields sent (with the values to compare), system fields,
@@ -445,8 +444,8 @@ func (r *run) expectUpdate(t target, ver string, u update) (int, string) {
 		return 400, u.problem
 	}
 	for _, s := range u.sys {
-		if !s.current {
-			return 400, s.name + " is not the record's (" + s.value + ")"
+		if s.sent != s.has {
+			return 400, s.name + " " + s.sent + " is not the record's " + s.has
 		}
 	}
 	for _, s := range u.fields {
@@ -531,15 +530,11 @@ func (r *run) opUpdate() {
 		rec := t.rec
 		if r.chance(35) {
 			v := rec.version
-			current := r.chance(60)
-			if !current {
-				v = pick(r, []int64{v - 1, v + 1, v + 2, 0})
-				if v == rec.version-1 && v < 1 {
-					v = rec.version + 1
-				}
+			if !r.chance(60) {
+				v = pick(r, []int64{v - 1, v + 1, v + 2, 0}) // stale, or never given
 			}
 			s := strconv.FormatInt(v, 10)
-			u.sys = append(u.sys, sysField{"version_number", s, current})
+			u.sys = append(u.sys, sysField{"version_number", s, strconv.FormatInt(rec.version, 10)})
 			parts = append(parts, fieldXML("version_number", "<value>"+r.pad(s)+"</value>"))
 		}
 		if r.chance(10) {
@@ -553,12 +548,12 @@ func (r *run) opUpdate() {
 			case 1:
 				name, v = "id", rec.id
 			}
-			current := r.chance(75)
-			if !current {
+			has := strconv.FormatInt(v, 10)
+			if !r.chance(75) {
 				v += 1 + int64(r.rng.Intn(3))
 			}
 			s := strconv.FormatInt(v, 10)
-			u.sys = append(u.sys, sysField{name, s, current})
+			u.sys = append(u.sys, sysField{name, s, has})
 			parts = append(parts, fieldXML(name, "<value>"+s+"</value>"))
 		}
 		if r.chance(4) {
@@ -652,7 +647,7 @@ func (r *run) opStale() {
 func (r *run) sendEdited(k *mKind, t target, ver, body string, current bool) {
 	u := update{}
 	if !current {
-		u.sys = append(u.sys, sysField{"version_number", "of the read", false})
+		u.sys = append(u.sys, sysField{"version_number", strconv.FormatInt(t.rec.snap.version, 10), strconv.FormatInt(t.rec.version, 10)})
 	}
 	for _, i := range r.rng.Perm(len(k.fields))[:1+r.rng.Intn(min(3, len(k.fields)))] {
 		f := k.fields[i]
