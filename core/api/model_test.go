@@ -747,9 +747,13 @@ func (r *run) opHistory() {
 	if foreign {
 		fieldID = pick(r, []string{"999", "0", strconv.FormatInt(r.kinds[(slices.Index(r.kinds, k)+1)%len(r.kinds)].fields[0].ID, 10)})
 	}
+	ver := r.v2Path()
 	r.op = fmt.Sprintf("field history of %s %s field %s", k.seg, t.idText(), fieldID)
-	res := r.do("GET", r.path("/api2", k, t.idText(), "fieldhistory", fieldID), "")
+	res := r.do("GET", r.path(ver, k, t.idText(), "fieldhistory", fieldID), "")
 	switch {
+	case ver != "/api2":
+		r.expect(res, 404, "field history is a version-2 endpoint")
+		return
 	case foreign:
 		r.expect(res, 404, "not a field of the kind")
 		return
@@ -776,8 +780,13 @@ func (r *run) opSearch() {
 		valid = valid && ok
 	}
 	q := r.query(conds)
+	ver := r.v2Path()
 	r.op = fmt.Sprintf("search %s?%s", k.seg, q)
-	res := r.do("GET", r.path("/api2", k, "search")+"?"+q, "")
+	res := r.do("GET", r.path(ver, k, "search")+"?"+q, "")
+	if ver != "/api2" {
+		r.expect(res, 404, "search is a version-2 endpoint")
+		return
+	}
 	if !valid {
 		r.expect(res, 400, "a condition the manual refuses")
 		return
@@ -796,7 +805,8 @@ func (r *run) opView() {
 	k := r.kinds[slices.IndexFunc(r.kinds, func(k *mKind) bool { return k.seg == v.kind })]
 	view := search(k, viewConds(v.conds))
 	want := view
-	path := r.path("/api2", k, "view", strconv.FormatInt(v.id, 10))
+	ver := r.v2Path()
+	path := r.path(ver, k, "view", strconv.FormatInt(v.id, 10))
 	valid := true
 	if r.chance(50) {
 		// A view search narrows the view: the records of the view that also match. deleted_time is left out of
@@ -810,6 +820,10 @@ func (r *run) opView() {
 	}
 	r.op = "view " + path
 	res := r.do("GET", path, "")
+	if ver != "/api2" {
+		r.expect(res, 404, "views are a version-2 endpoint")
+		return
+	}
 	if !valid {
 		r.expect(res, 400, "a condition the manual refuses")
 		return

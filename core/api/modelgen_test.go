@@ -48,6 +48,15 @@ func (r *run) pickVersion(k *mKind) string {
 	return pick(r, []string{"/api", "/api1", "/api2", "/api2"})
 }
 
+// v2Path is the version path of a version-2-only endpoint (views, search, field history): /api2, and now and
+// then version 1, where such paths must be 404.
+func (r *run) v2Path() string {
+	if r.chance(3) {
+		return pick(r, []string{"/api", "/api1"})
+	}
+	return "/api2"
+}
+
 func versionOf(path string) int {
 	if path == "/api2" {
 		return 2
