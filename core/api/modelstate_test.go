@@ -1,9 +1,10 @@
 package api_test
 
-// The model of TestModel (model_test.go): the state of one account as docs/api.md describes it, what a write
-// does to it, and what reads, searches and field histories must show. It is written from the manual, not from
-// the core's code: where it computes a canonical value or a plain text, it does so for the few value shapes
-// the generator sends, whose result the manual states.
+// The model of TestModel (model_test.go): the account, the state of its records as docs/api.md describes it,
+// and what reads, searches, views and field histories must show (what a write does to the state is
+// expectUpdate and apply, beside the operations). It is written from the manual, not from the core's code:
+// where it computes a canonical value or a plain text, it does so for the few value shapes the generator
+// sends (modelgen_test.go), whose result the manual states.
 
 import (
 	"encoding/xml"
