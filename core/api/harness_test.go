@@ -119,7 +119,7 @@ func testProvision(tb testing.TB) *core.Provision {
 type env struct {
 	t     testing.TB
 	URL   string
-	Store *sqlite.Store
+	Store *sqlite.Store // nil on another engine
 	API   *api.Server
 }
 
@@ -130,17 +130,16 @@ func start(tb testing.TB, opt api.Options) *env {
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
-	tb.Cleanup(func() { st.Close() })
-	e := serve(tb, st, testProvision(tb), opt)
+	e := serve(tb, st, opt)
 	e.Store = st
 	return e
 }
 
-// serve applies p to st, an open store of either engine, and serves the API over it. The env's Store is
-// left nil: it is the SQLite store of start.
-func serve(tb testing.TB, st core.Store, p *core.Provision, opt api.Options) *env {
+// serve applies testProvision to st, serves the API on it and closes st when the test ends.
+func serve(tb testing.TB, st core.Store, opt api.Options) *env {
 	tb.Helper()
-	if err := st.Apply(context.Background(), p); err != nil {
+	tb.Cleanup(func() { st.Close() })
+	if err := st.Apply(context.Background(), testProvision(tb)); err != nil {
 		tb.Fatalf("apply: %v", err)
 	}
 	if opt.Logger == nil {

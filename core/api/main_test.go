@@ -7,8 +7,7 @@ import (
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 )
 
-// TestMain stops the private PostgreSQL server that the tests running on both engines share (started by the
-// first of them).
+// TestMain stops the PostgreSQL server the tests on that engine share.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop()

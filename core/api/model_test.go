@@ -61,10 +61,14 @@ func TestModel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open %s store: %v", eng.name, err)
 			}
-			t.Cleanup(func() { st.Close() })
+			// The model account beside the harness's accounts (serve applies those, and closes st at the end).
 			p := modelProvision(t)
+			if err := st.Apply(context.Background(), p); err != nil {
+				st.Close()
+				t.Fatalf("apply the model account: %v", err)
+			}
 			clk := &clock{t: time.Unix(1_800_000_000, 0)}
-			e := serve(t, st, p, api.Options{Now: clk.Now})
+			e := serve(t, st, api.Options{Now: clk.Now})
 			r := &run{t: t, e: e, clk: clk, engine: eng.name, seed: seed, ops: ops, rng: rand.New(rand.NewSource(seed)),
 				kinds: newModelKinds(p)}
 			for r.i = 0; r.i < ops; r.i++ {
