@@ -292,13 +292,14 @@ func (r *run) opCreate() {
 		valid, why = false, "the title is required"
 	}
 	var comment string
-	if !k.custom && r.chance(30) {
-		// A custom object's record has no version_comment (docs/api.md, Record read), so a write of one should be
-		// refused as an unknown field; the core accepts it (a known discrepancy, to be fixed), so the generator
-		// sends none.
+	if !k.custom && r.chance(30) || k.custom && r.bad && r.chance(8) {
 		var ok bool
 		if comment, ok = r.comment(); !ok {
 			valid, why = false, "version_comment is longer than 30000 characters"
+		}
+		if k.custom {
+			// A custom object's record has no version_comment (docs/api.md): an unknown field there.
+			valid, why = false, "version_comment is an unknown field of a custom object"
 		}
 		parts = append(parts, fieldXML("version_comment", textElem(r, comment)))
 	}
@@ -575,13 +576,17 @@ func (r *run) opUpdate() {
 			}
 		}
 	}
-	if !k.custom && (commentOnly || r.chance(25)) && (u.problem != "the body names no field to update") {
+	customComment := k.custom && r.bad && r.chance(8)
+	if (!k.custom && (commentOnly || r.chance(25)) || customComment) && (u.problem != "the body names no field to update") {
 		c, ok := r.comment()
 		if t.live() && r.chance(30) {
 			c, ok = t.rec.comment, true // the current comment: no new version by itself
 		}
 		if !ok && u.problem == "" {
 			u.problem = "version_comment is longer than 30000 characters"
+		}
+		if customComment && u.problem == "" {
+			u.problem = "version_comment is an unknown field of a custom object"
 		}
 		u.comment = &c
 		parts = append(parts, fieldXML("version_comment", textElem(r, c)))

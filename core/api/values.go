@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reqgate/reqgate/core"
 )
@@ -86,7 +87,7 @@ func (wc *writeCheck) field(bf bodyField) error {
 		// visible changed. It and the user fields its reads leave out are unknown fields there.
 		return core.Invalid(clip(bf.Name), "unknown field")
 	case bf.Name == "version_comment":
-		if len(bf.Value) > 30000 {
+		if utf8.RuneCountInString(bf.Value) > 30000 {
 			return core.Invalid("version_comment", "longer than max_size 30000")
 		}
 		c := bf.Value
