@@ -110,3 +110,33 @@ func TestCORSRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestUnauthorizedPageGetsNoChallenge: a 401 to a request with an Origin (a page's fetch) carries no Basic
+// challenge, which would make the browser show its own login dialog instead of letting the page read the JSON
+// error; a direct client still gets the challenge.
+func TestUnauthorizedPageGetsNoChallenge(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.CORSOrigins = []string{"https://app.example"}
+	gw := startGateway(t, opt)
+	for _, tc := range []struct {
+		name      string
+		headers   []string
+		challenge bool
+	}{
+		{"direct client", []string{"Accept: application/json"}, true},
+		{"listed origin", []string{"Accept: application/json", "Origin: https://app.example"}, false},
+		{"other origin", []string{"Origin: https://elsewhere.example"}, false},
+	} {
+		for _, user := range []string{"", "demo"} {
+			res := do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", user, "wrong", "", tc.headers...)
+			if res.Status != http.StatusUnauthorized {
+				t.Fatalf("%s: status %d, want 401", tc.name, res.Status)
+			}
+			if got := res.Header.Get("WWW-Authenticate") != ""; got != tc.challenge {
+				t.Errorf("%s (user %q): WWW-Authenticate %q, want a challenge: %v", tc.name, user,
+					res.Header.Get("WWW-Authenticate"), tc.challenge)
+			}
+		}
+	}
+}

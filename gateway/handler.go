@@ -155,6 +155,11 @@ func (g *Gateway) finish(x *exchange) {
 		drainBody(ctx)
 	}
 	status := ctx.Response.StatusCode()
+	if status == fasthttp.StatusUnauthorized && len(ctx.Request.Header.Peek("Origin")) > 0 {
+		// A page's request gets the error document without a Basic challenge: a browser shows its own login
+		// dialog for one (and a headless fetch never completes), where the page wants to handle the 401 itself.
+		ctx.Response.Header.Del("WWW-Authenticate")
+	}
 	end := g.end(x.now)
 	elapsed := max(end.Sub(x.now), 0)
 	var memo *metricsMemo

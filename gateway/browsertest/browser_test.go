@@ -86,7 +86,13 @@ func TestBrowser(t *testing.T) {
 func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testGateway, origin, name string) {
 	t.Helper()
 	title := "Written by a browser & <read> back from " + origin
-	page := origin + "/app.html?" + url.Values{"api": {gw.api}, "title": {title}, "max_body": {strconv.Itoa(gatewaytest.Options().MaxBodyBytes)}}.Encode()
+	q := url.Values{"api": {gw.api}, "title": {title}, "max_body": {strconv.Itoa(gatewaytest.Options().MaxBodyBytes)}}
+	// A fetch with the browser's credentials is allowed only for a listed origin (never with "*").
+	anonymous := name == "app"
+	if anonymous {
+		q.Set("anonymous", "1")
+	}
+	page := origin + "/app.html?" + q.Encode()
 	seen, tr := openPage(t, browser, page, name)
 	if seen["state"] != "done" {
 		t.Fatalf("the page failed: %q\nit saw: %v\nCORS errors: %v", seen["error"], seen, tr.corsErrors)
@@ -119,6 +125,14 @@ func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testG
 	}
 	if id == "" || id == "1" {
 		t.Errorf("created id %q, want a new one", id)
+	}
+	if anonymous {
+		// No Basic challenge reached the browser: it would have opened its login dialog and the fetch would
+		// never have completed.
+		if got := seen["anonymous-status"]; got != "401" || seen["anonymous-message"] == "" {
+			t.Errorf("a fetch without credentials saw status %q, message %q; want 401 with the error message",
+				got, seen["anonymous-message"])
+		}
 	}
 	for _, id := range []string{"denied-message", "large-message"} {
 		if seen[id] == "" {
