@@ -190,12 +190,16 @@ func unchanged(f core.Field, raw, stored string) bool {
 }
 
 // parseIDList reads a comma-separated list of integers into the canonical form of a multiple picklist
-// (ascending, no duplicates); ok is false when an element is not an integer.
+// (ascending, no duplicates); ok is false when an element is not an integer or is empty (1,,3: a list
+// written wrong, which core.Canonical refuses, is never the stored value unchanged). An empty list is "".
 func parseIDList(raw string) (string, bool) {
+	if strings.TrimSpace(raw) == "" {
+		return "", true
+	}
 	var ids []int64
 	for part := range strings.SplitSeq(raw, ",") {
 		if part = strings.TrimSpace(part); part == "" {
-			continue
+			return "", false
 		}
 		n, err := strconv.ParseInt(part, 10, 64)
 		if err != nil {
