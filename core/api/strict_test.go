@@ -126,3 +126,94 @@ func TestStrictValues(t *testing.T) {
 		})
 	}
 }
+
+// Inside <field>, only <name>, one <value> and the children of a record read are taken; anything else is
+// refused rather than dropped, and a read sent back still writes.
+func TestStrictFieldElements(t *testing.T) {
+	e := v2Setup(t)
+	field := func(inner string) string {
+		return "<requirement><fields><field>" + inner + "</field></fields></requirement>"
+	}
+	tests := []struct {
+		name, body string
+		refusal    string // in the 400 message
+	}{
+		{"unknown element", field("<name>field_101</name><value>New</value><colour>red</colour>"),
+			"field_101: unexpected element <colour> in <field>"},
+		{"misspelt value", field("<name>field_101</name><vaule>New</vaule>"), "unexpected element <vaule> in <field>"},
+		{"no value", field("<name>field_101</name>"), "field_101: sent without a <value>"},
+		{"no value, read children only", field("<name>field_101</name><label>Title</label><sort>1</sort>"),
+			"field_101: sent without a <value>"},
+		{"text beside nested values", field(`<name>field_105</name><value>2<value id="1">Web</value></value>`),
+			"field_105: text beside nested <value>s"},
+		{"text after nested values", field(`<name>field_105</name><value><value id="1">Web</value>3</value>`),
+			"field_105: text beside nested <value>s"},
+		{"id and nested values", field(`<name>field_105</name><value id="2"><value id="1">Web</value></value>`),
+			"field_105: a <value id=\"..\"> holds no nested <value>s"},
+		{"nested values on a Textbox", field(`<name>field_101</name><value><value>New</value></value>`),
+			"field_101: a Textbox value is text"},
+		{"id on a Textbox", field(`<name>field_101</name><value id="3">New</value>`),
+			"field_101: a Textbox value is text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
+			before := e.get("/re/1", http.StatusOK)
+			status, b := e.do(http.MethodPut, e.base+"/re/1", "alice", tt.body)
+			if msg := message(t, b); status != http.StatusBadRequest || !strings.Contains(msg, tt.refusal) {
+				t.Errorf("status %d, message %q; want 400 saying %q", status, msg, tt.refusal)
+			}
+			if after := e.get("/re/1", http.StatusOK); string(after) != string(before) {
+				t.Errorf("a refused write changed the record:\n%s\nto\n%s", before, after)
+			}
+		})
+	}
+
+	// What docs/api.md promises for read, modify, write: a read of either version sent back, its picklist
+	// values in the shape of the read, with one value edited.
+	for _, version := range []string{"/api/acme", "/api2/acme"} {
+		t.Run("read sent back "+version, func(t *testing.T) {
+			e := e.with(t)
+			status, doc := e.do(http.MethodGet, e.url+version+"/re/2", "alice", "")
+			if status != http.StatusOK {
+				t.Fatalf("read: status %d", status)
+			}
+			for _, child := range []string{"<label", "<sort", "<prefix", "<list_type"} {
+				if !strings.Contains(string(doc), child) {
+					t.Fatalf("the read has no %s; the test no longer covers it:\n%s", child, doc)
+				}
+			}
+			if version == "/api2/acme" && !strings.Contains(string(doc), "<value_plaintext") {
+				t.Fatalf("the read has no <value_plaintext>:\n%s", doc)
+			}
+			title := "Import through " + version
+			edited, ok := setTitle(string(doc), title)
+			if !ok {
+				t.Fatalf("the read holds no field_101 value:\n%s", doc)
+			}
+			status, b := e.do(http.MethodPut, e.url+version+"/re/2", "alice", edited)
+			if status != http.StatusOK {
+				t.Fatalf("PUT of the read: status %d, want 200; body:\n%s", status, b)
+			}
+			got := e.readValues("re", "2")
+			if got["field_101"] != title || got["field_103"] != "2" || got["field_105"] != "2" {
+				t.Errorf("after the PUT: title %q, status %q, platforms %q; want the edited title, 2, 2",
+					got["field_101"], got["field_103"], got["field_105"])
+			}
+		})
+	}
+}
+
+// setTitle replaces the value of field_101 in a record read.
+func setTitle(doc, title string) (string, bool) {
+	i := strings.Index(doc, "<name>field_101</name>")
+	if i < 0 {
+		return doc, false
+	}
+	j := strings.Index(doc[i:], "<value>")
+	k := strings.Index(doc[i:], "</value>")
+	if j < 0 || k < j {
+		return doc, false
+	}
+	return doc[:i+j] + "<value>" + title + doc[i+k:], true
+}

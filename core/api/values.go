@@ -95,7 +95,11 @@ func (wc *writeCheck) value(bf bodyField) error {
 		return core.Invalid(clip(bf.Name), "unknown field")
 	}
 	raw := bf.Value
-	if f.IsPicklist() && len(bf.IDs) > 0 {
+	if len(bf.IDs) > 0 {
+		if !f.IsPicklist() {
+			// Only a picklist's read has ids; elsewhere they would be dropped, and the field cleared.
+			return core.Invalid(f.Name(), "a "+string(f.Type)+" value is text, not <value id=\"..\"> or nested <value>s")
+		}
 		raw = strings.Join(bf.IDs, ",")
 	}
 	create := wc.stored == nil
