@@ -112,6 +112,7 @@ func TestRefusals(t *testing.T) {
 		{"view conditions syntax", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_103\"} #<\n", "conditions: field_103: not a condition"},
 		{"view conditions unknown field", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_999=1\"} #<\n", "unknown field field_999"},
 		{"view conditions on a textarea", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_102=x\"} #<\n", "search supports only Picklist and Textbox fields"},
+		{"view conditions on deleted records", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"field_103=1&deleted_time>1700000000\"} #<\n", "conditions: deleted_time>1700000000: a view lists live records, so its conditions take no deleted_time"},
 		{"view conditions time with =", "+    views:\n      - {id: 1, kind: re, name: V, created_by: alice, conditions: \"created_time=5\"} #<\n", "the operator = is not supported; created_time takes < or >"},
 
 		// records
