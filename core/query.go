@@ -77,8 +77,8 @@ func (c Condition) String() string { return c.Attr + string(c.Op) + c.Value }
 
 // CheckConditions validates conditions against the fields of their kind and fills Int, FieldID and Multi.
 // Times take < or > and an integer; created_by and last_updated_by take = and an integer user id;
-// field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (an
-// alphanumeric value). Anything else is a *ValidationError naming the condition.
+// field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (a word,
+// see IsWord). Anything else is a *ValidationError naming the condition.
 func CheckConditions(conds []Condition, fields []Field) error {
 	for i := range conds {
 		c := &conds[i]
@@ -151,23 +151,14 @@ func checkFieldCondition(c *Condition, fields []Field) error {
 		c.Int = n
 		c.Multi = f.Type == TypePickMultiple
 	case f.Type == TypeTextbox:
-		if !alphanumeric(c.Value) {
-			return Invalid(c.String(), "Textbox search values are alphanumeric only")
+		if !IsWord(c.Value) {
+			return Invalid(c.String(), "a Textbox search value is one word: letters and digits of any script, "+
+				"no spaces or punctuation")
 		}
 	default:
 		return Invalid(c.String(), "search supports only Picklist and Textbox fields, not "+string(f.Type))
 	}
 	return nil
-}
-
-func alphanumeric(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // CheckSearch is what a store checks of conditions before it runs them, against the searchable fields of the

@@ -217,3 +217,31 @@ func setTitle(doc, title string) (string, bool) {
 	}
 	return doc[:i+j] + "<value>" + title + doc[i+k:], true
 }
+
+// A Textbox search takes a word of any script and finds the titles holding it, ignoring case; what is not
+// one word is refused with a message that says what a search value may hold.
+func TestSearchWords(t *testing.T) {
+	e := v2Setup(t)
+	e.put("alice", "re", 1, "field_101", "Été")
+	e.put("alice", "re", 2, "field_101", "Straße")
+	e.put("alice", "re", 3, "field_101", "naïve café")
+	tests := []struct{ query, want string }{
+		{"field_101=%C3%A9t%C3%A9", "RE-1"}, // été
+		{"field_101=été", "RE-1"},           // sent raw
+		{"field_101=%C3%89T%C3%89", "RE-1"}, // ÉTÉ
+		{"field_101=STRASSE", "RE-2"},
+		{"field_101=stra%C3%9Fe", "RE-2"},
+		{"field_101=na%C3%AFve", ""}, // one word of a title of two
+	}
+	for _, tt := range tests {
+		if got := e.list("/re/search?"+tt.query, "search_results").ids(); got != tt.want {
+			t.Errorf("search %s = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+	for _, q := range []string{"field_101=na%C3%AFve%20caf%C3%A9", "field_101=a-b", "field_101=%E2%82%AC5", "field_101=%FF"} {
+		msg := message(t, e.get("/re/search?"+q, http.StatusBadRequest))
+		if !strings.Contains(msg, "a Textbox search value is one word: letters and digits of any script") {
+			t.Errorf("search %s: message %q does not say what a value may hold", q, msg)
+		}
+	}
+}
