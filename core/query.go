@@ -76,7 +76,7 @@ func operators(attr string) string {
 func (c Condition) String() string { return c.Attr + string(c.Op) + c.Value }
 
 // CheckConditions validates conditions against the fields of their kind and fills Int, FieldID and Multi.
-// Times take < or > and an integer; created_by and last_updated_by take = and an integer user id;
+// Times take < or > and a 10-digit UNIX timestamp; created_by and last_updated_by take = and an integer user id;
 // field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (a word,
 // see IsWord). Anything else is a *ValidationError naming the condition.
 func CheckConditions(conds []Condition, fields []Field) error {
@@ -100,14 +100,19 @@ func CheckConditions(conds []Condition, fields []Field) error {
 	return nil
 }
 
-// checkTimeCondition checks a condition on a time (< or > and a UNIX timestamp) and fills Int.
+// checkTimeCondition checks a condition on a time (< or > and a UNIX timestamp of 10 digits, as the interface
+// defines it: no sign, no leading zero, no other length; 1000000000 to 9999999999, 2001 to 2286) and fills
+// Int.
 func checkTimeCondition(c *Condition) error {
 	if c.Op == '=' {
 		return Invalid(c.String(), "the operator = is not supported; "+operators(c.Attr))
 	}
+	if len(c.Value) != 10 || !allDigits(c.Value) || c.Value[0] == '0' {
+		return Invalid(c.String(), "time is not a 10-digit UNIX timestamp (seconds, GMT)")
+	}
 	n, err := strconv.ParseInt(c.Value, 10, 64)
 	if err != nil {
-		return Invalid(c.String(), "time is not an integer UNIX timestamp")
+		return Invalid(c.String(), "time is not a 10-digit UNIX timestamp (seconds, GMT)")
 	}
 	c.Int = n
 	return nil

@@ -48,7 +48,7 @@ func TestViewConditions(t *testing.T) {
 	}{
 		{"empty", "", 0, false},
 		{"picklist", "field_103=1", 1, false},
-		{"two", "field_103=1&created_time>5", 2, false},
+		{"two", "field_103=1&created_time>1700000005", 2, false},
 		{"unknown field", "field_999=1", 0, true},
 	}
 	for _, tt := range tests {

@@ -116,7 +116,7 @@ func testSearchDeleted(t *testing.T, st core.Store) {
 		want  []int64
 	}{
 		{"", []int64{1}},
-		{"deleted_time>0", []int64{2, 4}},
+		{"deleted_time>1000000000", []int64{2, 4}},
 		{"deleted_time>1700000210", []int64{4}},
 		{"deleted_time<1700000215", []int64{2}},
 		{"deleted_time<1800000000", []int64{2, 4}}, // never a live record (deleted_time 0)
