@@ -245,3 +245,38 @@ func TestSearchWords(t *testing.T) {
 		}
 	}
 }
+
+// An id is written without leading zeros: /re/01 names nothing (404), so a record has one address, and a
+// DELETE of /re/01 deletes nothing.
+func TestIDLeadingZero(t *testing.T) {
+	e := v2Setup(t)
+	for _, tt := range []struct{ method, path string }{
+		{http.MethodGet, "/re/01"},
+		{http.MethodGet, "/re/001"},
+		{http.MethodPut, "/re/01"},
+		{http.MethodDelete, "/re/01"},
+		{http.MethodGet, "/re/01/related"},
+		{http.MethodGet, "/re/1/fieldhistory/0103"},
+		{http.MethodGet, "/re/01/fieldhistory/103"},
+		{http.MethodGet, "/re/view/012"},
+		{http.MethodGet, "/re/view/012/search?created_by=5"},
+		{http.MethodGet, "/user/05"},
+	} {
+		body := ""
+		if tt.method == http.MethodPut {
+			body = "<requirement><fields><field><name>field_101</name><value>Zero</value></field></fields></requirement>"
+		}
+		if status, b := e.do(tt.method, e.base+tt.path, "alice", body); status != http.StatusNotFound {
+			t.Errorf("%s %s: status %d, want 404; body:\n%s", tt.method, tt.path, status, b)
+		}
+	}
+	if got := e.readValues("re", "1")["field_101"]; got != "Export" {
+		t.Errorf("RE-1 title after the requests to /re/01: %q, want Export", got)
+	}
+	// The id field of a body sent back names the record the same way.
+	status, b := e.do(http.MethodPut, e.base+"/re/1", "alice",
+		"<requirement><fields><field><name>id</name><value>01</value></field></fields></requirement>")
+	if msg := message(t, b); status != http.StatusBadRequest || !strings.Contains(msg, "id: does not match the record addressed") {
+		t.Errorf("PUT with id 01: status %d, message %q; want 400 saying the id does not match", status, msg)
+	}
+}
