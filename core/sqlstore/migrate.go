@@ -18,7 +18,7 @@ type migration struct {
 // dataSteps are the parts of migrations that SQL cannot do, by migration number: each runs right after the
 // migration's SQL, in the same transaction.
 var dataSteps = map[int]func(ctx context.Context, tx Tx) error{
-	3: indexTextboxes,
+	4: indexTextboxes,
 }
 
 // loadMigrations returns the migrations of d ordered by number.

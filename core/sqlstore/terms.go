@@ -153,7 +153,7 @@ func indexKind(ctx context.Context, tx Tx, accountID int64, kind string, types m
 	return nil
 }
 
-// indexTextboxes is the data step of migration 3, whose SQL deleted the terms of Textbox fields: it writes
+// indexTextboxes is the data step of migration 4, whose SQL deleted the terms of Textbox fields: it writes
 // them again by the rule of core.SearchTerms, which since indexes words of any script (core.IsWord, folded by
 // core.FoldWord), where only ASCII letters and digits were indexed before. For ASCII words the terms are the
 // same; the others are new, so titles written before the upgrade are found as well.

@@ -1,4 +1,4 @@
--- 0003: a Textbox is indexed when its value is one word of any script (core.IsWord), folded as Unicode folds
+-- 0004: a Textbox is indexed when its value is one word of any script (core.IsWord), folded as Unicode folds
 -- case (core.FoldWord); before, only words of ASCII letters and digits were. The terms of Textbox fields are
 -- deleted here and written again by this migration's data step (indexTextboxes in terms.go), which SQL cannot
 -- do: a title written before the upgrade is then found like a new one.
