@@ -76,9 +76,9 @@ func operators(attr string) string {
 func (c Condition) String() string { return c.Attr + string(c.Op) + c.Value }
 
 // CheckConditions validates conditions against the fields of their kind and fills Int, FieldID and Multi.
-// Times take < or > and an integer; created_by and last_updated_by take = and an integer user id;
-// field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (an
-// alphanumeric value). Anything else is a *ValidationError naming the condition.
+// Times take < or > and a 10-digit UNIX timestamp; created_by and last_updated_by take = and an integer user id;
+// field_<n> takes = on a Picklist field (an integer option value or user id) or a Textbox field (a word,
+// see IsWord). Anything else is a *ValidationError naming the condition.
 func CheckConditions(conds []Condition, fields []Field) error {
 	for i := range conds {
 		c := &conds[i]
@@ -100,14 +100,19 @@ func CheckConditions(conds []Condition, fields []Field) error {
 	return nil
 }
 
-// checkTimeCondition checks a condition on a time (< or > and a UNIX timestamp) and fills Int.
+// checkTimeCondition checks a condition on a time (< or > and a UNIX timestamp of 10 digits, as the interface
+// defines it: no sign, no leading zero, no other length; 1000000000 to 9999999999, 2001 to 2286) and fills
+// Int.
 func checkTimeCondition(c *Condition) error {
 	if c.Op == '=' {
 		return Invalid(c.String(), "the operator = is not supported; "+operators(c.Attr))
 	}
+	if len(c.Value) != 10 || !allDigits(c.Value) || c.Value[0] == '0' {
+		return Invalid(c.String(), "time is not a 10-digit UNIX timestamp (seconds, GMT)")
+	}
 	n, err := strconv.ParseInt(c.Value, 10, 64)
 	if err != nil {
-		return Invalid(c.String(), "time is not an integer UNIX timestamp")
+		return Invalid(c.String(), "time is not a 10-digit UNIX timestamp (seconds, GMT)")
 	}
 	c.Int = n
 	return nil
@@ -151,23 +156,14 @@ func checkFieldCondition(c *Condition, fields []Field) error {
 		c.Int = n
 		c.Multi = f.Type == TypePickMultiple
 	case f.Type == TypeTextbox:
-		if !alphanumeric(c.Value) {
-			return Invalid(c.String(), "Textbox search values are alphanumeric only")
+		if !IsWord(c.Value) {
+			return Invalid(c.String(), "a Textbox search value is one word: letters and digits of any script, "+
+				"no spaces or punctuation")
 		}
 	default:
 		return Invalid(c.String(), "search supports only Picklist and Textbox fields, not "+string(f.Type))
 	}
 	return nil
-}
-
-func alphanumeric(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // CheckSearch is what a store checks of conditions before it runs them, against the searchable fields of the

@@ -3,12 +3,18 @@ package core
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The stores index field values for search by terms: per record and searchable field, the terms a condition
 // field_<n>=<value> matches. A picklist gives each selected option (user picklists included); a Textbox gives
-// its lower-cased value when it is alphanumeric (search values are alphanumeric only, so nothing else can
-// match). Textbox search is therefore exact but case-insensitive. Both stores use these rules, so they agree.
+// its folded value (FoldWord) when it is a word, letters and digits of any script (search values are words,
+// so nothing else can match). Textbox search is therefore exact but ignores case. Both stores use these
+// rules, so they agree.
 
 // Searchable reports whether fields of type t are indexed for search.
 func Searchable(t FieldType) bool {
@@ -31,10 +37,10 @@ func SearchTerms(t FieldType, value string) []string {
 		}
 		return out
 	case TypeTextbox:
-		if !alphanumeric(value) {
+		if !IsWord(value) {
 			return nil
 		}
-		return []string{strings.ToLower(value)}
+		return []string{FoldWord(value)}
 	}
 	return nil
 }
@@ -42,7 +48,44 @@ func SearchTerms(t FieldType, value string) []string {
 // SearchTerm is the term a checked field condition on a field of type t looks up.
 func SearchTerm(t FieldType, c Condition) string {
 	if t == TypeTextbox {
-		return strings.ToLower(c.Value)
+		return FoldWord(c.Value)
 	}
 	return strconv.FormatInt(c.Int, 10)
+}
+
+// IsWord reports whether s is a word a Textbox search takes: valid UTF-8, letters and digits of any script
+// and the marks that combine with them (the accents of a decomposed é, the vowel signs of Devanagari), not
+// starting with a mark. White space, punctuation and symbols are not part of a word.
+func IsWord(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r):
+		case unicode.IsMark(r) && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// FoldWord is the form of a word that Textbox search compares: its Unicode case folding in composed form
+// (NFC), so that Été, ÉTÉ and été, Straße and STRASSE, and a decomposed é and a composed one are one term. For
+// ASCII it is the lower case, as the terms of ASCII words have always been stored.
+func FoldWord(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return norm.NFC.String(cases.Fold().String(norm.NFD.String(s)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -81,18 +81,46 @@ func canonicalCheckbox(name, v string) (string, error) {
 	return "", Invalid(name, "not a checkbox value (0 or 1): "+quote(v))
 }
 
-// canonicalNumber is the canonical form of a Number value: the number as written.
+// canonicalNumber is the canonical form of a Number value: a decimal number, an optional sign, digits and an
+// optional fraction of digits (-12.50), kept as written but for a leading '+'. strconv.ParseFloat alone would
+// also take NaN, Inf, hexadecimal (0x1p4), underscores (1_0), exponents (1e3), and .5 or 5.: none of them is
+// a decimal as the interface writes it, and clients that parse the stored text need not cope with them.
 func canonicalNumber(name, v string) (string, error) {
-	if _, err := strconv.ParseFloat(v, 64); err != nil {
-		return "", Invalid(name, "not a number: "+quote(v))
+	if !isDecimal(v) {
+		return "", Invalid(name, "not a decimal number (digits, an optional sign and fraction: -12.50): "+quote(v))
 	}
-	return v, nil
+	if _, err := strconv.ParseFloat(v, 64); err != nil {
+		return "", Invalid(name, "number out of range: "+quote(v))
+	}
+	return strings.TrimPrefix(v, "+"), nil
 }
 
-// canonicalEmail is the canonical form of an Email value: the address as written.
+// isDecimal reports whether v is [+-]digits[.digits].
+func isDecimal(v string) bool {
+	if v != "" && (v[0] == '-' || v[0] == '+') {
+		v = v[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(v, ".")
+	return allDigits(whole) && (!hasFrac || allDigits(frac))
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// canonicalEmail is the canonical form of an Email value: the address as written. It must have a local part,
+// an '@' and a domain, and no white space: a@ or @b is no address a client could write to.
 func canonicalEmail(name, v string) (string, error) {
-	if !strings.Contains(v, "@") {
-		return "", Invalid(name, "not an email address: "+quote(v))
+	at := strings.LastIndexByte(v, '@')
+	if at <= 0 || at == len(v)-1 ||
+		strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return "", Invalid(name, "not an email address (local part, @, domain): "+quote(v))
 	}
 	return v, nil
 }
@@ -115,13 +143,14 @@ func pickOne(f Field, v string, isUser func(id int64) bool) (string, error) {
 }
 
 // pickMultiple is the canonical form of a PickMultiple value: the ids of a comma-separated list, each
-// checked by pick, without duplicates, sorted and joined by commas. Empty items are skipped.
+// checked by pick, without duplicates, sorted and joined by commas. An empty item (1,,3 or ,1) is refused:
+// it is a list written wrong, whose meaning the core should not guess.
 func pickMultiple(f Field, v string, isUser func(id int64) bool) (string, error) {
 	var ids []int64
 	for part := range strings.SplitSeq(v, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			continue
+			return "", Invalid(f.Name(), "empty item in the list of values: "+quote(v))
 		}
 		n, err := pick(f, part, isUser)
 		if err != nil {

@@ -37,3 +37,26 @@ func TestJSONUpdate(t *testing.T) {
 		t.Errorf("core's XML: %q", xml)
 	}
 }
+
+// TestJSONUpdateUnknownKey: a key of a JSON field the interface does not know reaches the core as an element
+// of <field>, which refuses it; it is never dropped, and the record stays as it was.
+func TestJSONUpdateUnknownKey(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	const accept = "Accept: application/json"
+
+	before := get(t, c.URL+"/api2/demo/re/8").Body
+	for _, body := range []string{
+		`{"requirement":{"fields":{"field":[{"name":"field_101","value":"Renamed","colour":"red"}]}}}`,
+		`{"requirement":{"fields":{"field":[{"name":"field_101","vaule":"Renamed"}]}}}`,
+	} {
+		res := do(t, http.MethodPut, gw.URL+"/api2/demo/re/8", "demo", "demo", body, accept,
+			"Content-Type: application/json")
+		if res.Status != 400 || !strings.Contains(res.Body, "unexpected element") {
+			t.Errorf("PUT %s: status=%d body=%q, want 400 naming the unexpected element", body, res.Status, res.Body)
+		}
+	}
+	if after := get(t, c.URL+"/api2/demo/re/8").Body; after != before {
+		t.Errorf("a refused update changed the record:\n%s\nto\n%s", before, after)
+	}
+}

@@ -234,7 +234,7 @@ func TestDemoOnAnEmptyStore(t *testing.T) {
 	if err != nil || len(rels) < 3 {
 		t.Errorf("RE-1 related = %v, %v; want at least 3", rels, err)
 	}
-	conds, err := core.ParseConditions("deleted_time>0")
+	conds, err := core.ParseConditions("deleted_time>1000000000")
 	if err == nil {
 		err = core.CheckConditions(conds, reFields)
 	}

@@ -324,6 +324,12 @@ func (a *account) views() {
 		if err == nil {
 			err = core.CheckConditions(conds, a.fields[v.view.Kind])
 		}
+		for _, c := range conds {
+			if err == nil && c.Attr == "deleted_time" {
+				// A view lists live records (docs/api.md, Views); deleted ones are found by a search.
+				err = core.Invalid(c.String(), "a view lists live records, so its conditions take no deleted_time")
+			}
+		}
 		if err != nil {
 			if a.refuse(v.w.of("conditions").errorf("conditions: %v", err)) {
 				return

@@ -21,7 +21,7 @@ const compact = `accounts:
   custom_objects:
   - {api_prefix: r, name_singular: R, id_prefix: R, fields: [{id: 9, label: C, type: Checkbox}]}
   views:
-  - {id: 1, kind: re, name: V, created_by: u, conditions: "field_2=1&created_time>5"}
+  - {id: 1, kind: re, name: V, created_by: u, conditions: "field_2=1&created_time>1700000005"}
   records:
   - {kind: re, id: 1, created_by: v, fields: {field_1: t, field_2: 2, field_3: [u, 1], field_4: 2025-01-02}}
   - {kind: r, id: 2, created_by: u, fields: {field_9: true}}

@@ -74,8 +74,8 @@ func checkContentType(header string) (charset string, err error) {
 // charset is the charset parameter of the body's Content-Type, if any (see toUTF8). XML that is not well
 // formed, or in an encoding the core does not read, is a 415 error; a well-formed body of the wrong shape (another root
 // element, unknown elements, text where elements belong, a DTD) is a *core.ValidationError (400).
-// Children of <field> other than <name> and <value> (label, sort, ... of a record read sent back) are
-// ignored.
+// The children of <field> a record read has besides <name> and <value> (label, sort, ...) are ignored, any
+// other is refused (see field).
 func parseRecordBody(data []byte, root, charset string) ([]bodyField, error) {
 	data, settled, err := toUTF8(data, charset)
 	if err != nil {
@@ -236,8 +236,15 @@ func (p *bodyParser) enter() error {
 	return nil
 }
 
-// field reads the children of one <field>. A second <value> is refused rather than merged or left to
-// overwrite the first: which of two values a write meant is not for the core to guess.
+// readChildren are the children of <field> in a record read besides <name> and <value>: a read sent back
+// as a write (read, modify, write) carries them, and they are ignored. Any other child is refused, so that a
+// misspelt <vaule> is not taken for a field sent without a value.
+var readChildren = map[string]bool{"label": true, "sort": true, "prefix": true, "value_plaintext": true, "list_type": true}
+
+// field reads the children of one <field>: one <name>, one <value>, and the children of a read that are
+// ignored (readChildren). A second <value> is refused rather than merged or left to overwrite the first:
+// which of two values a write meant is not for the core to guess; a <field> without <value> is refused too
+// (an empty <value /> clears a field).
 func (p *bodyParser) field() (bodyField, error) {
 	var f bodyField
 	var haveName bool
@@ -261,9 +268,11 @@ func (p *bodyParser) field() (bodyField, error) {
 		case "value":
 			values++
 			return p.value(el, &f)
-		default:
-			return p.skip()
 		}
+		if !readChildren[el.Name.Local] {
+			return core.Invalid(clip(f.Name), "unexpected element <"+clip(el.Name.Local)+"> in <field> (a field takes <name> and <value>)")
+		}
+		return p.skip()
 	})
 	if err != nil {
 		return f, err
@@ -274,15 +283,22 @@ func (p *bodyParser) field() (bodyField, error) {
 	if values > 1 {
 		return f, core.Invalid(clip(f.Name), "sent with more than one <value>")
 	}
+	if values == 0 {
+		return f, core.Invalid(clip(f.Name), "sent without a <value> (an empty <value /> clears a field)")
+	}
 	return f, nil
 }
 
-// value reads <value>: its text, or the id attributes of nested <value id=".."> children.
+// value reads <value>: its text, or the id attributes of nested <value id=".."> children. Text beside nested
+// values is refused (it would be dropped), and so is an id on a <value> that has nested ones: a read gives
+// either <value id="3">Label</value> or <value><value id="1">..</value>..</value>, never both.
 func (p *bodyParser) value(el xml.StartElement, f *bodyField) error {
-	if id, ok := attr(el, "id"); ok {
+	id, hasID := attr(el, "id")
+	if hasID {
 		f.IDs = append(f.IDs, id)
 	}
 	var text strings.Builder
+	nested := false
 	for {
 		t, err := p.token()
 		if err != nil {
@@ -299,6 +315,10 @@ func (p *bodyParser) value(el xml.StartElement, f *bodyField) error {
 				return core.Invalid(f.Name, "unexpected element <"+clip(t.Name.Local)+
 					"> in <value> (send HTML escaped or in a CDATA section)")
 			}
+			if hasID {
+				return core.Invalid(f.Name, "a <value id=\"..\"> holds no nested <value>s")
+			}
+			nested = true
 			id, ok := attr(t, "id")
 			inner, err := p.text("value")
 			if err != nil {
@@ -313,6 +333,9 @@ func (p *bodyParser) value(el xml.StartElement, f *bodyField) error {
 			f.IDs = append(f.IDs, id)
 		case xml.EndElement:
 			p.depth--
+			if nested && strings.TrimSpace(text.String()) != "" {
+				return core.Invalid(f.Name, "text beside nested <value>s (send either the text or one <value> per choice)")
+			}
 			f.Value = text.String()
 			return nil
 		case xml.Directive:

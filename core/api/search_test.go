@@ -85,7 +85,7 @@ func TestV2Search(t *testing.T) {
 		{"multiple picklist, one holder", "field_105=3", "RE-3"},
 		{"textbox", "field_101=Export", "RE-1"},
 		{"all conditions apply", "field_103=1&created_by=5&field_105=1&created_time<1700000001", "RE-1"},
-		{"no deleted records match", "deleted_time>0", ""},
+		{"no deleted records match", "deleted_time>1000000000", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +161,12 @@ func TestV2SearchInvalid(t *testing.T) {
 		{"non-integer time", "created_time>yesterday", "created_time"},
 		{"non-integer time, encoded", "last_updated_time%3E12ab", "last_updated_time"},
 		{"fractional time", "deleted_time<1.5", "deleted_time"},
+		{"time of 5 digits", "created_time>12345", "created_time>12345: time is not a 10-digit UNIX timestamp"},
+		{"negative time", "created_time>-1", "created_time>-1: time is not a 10-digit UNIX timestamp"},
+		{"time with a sign", "created_time>+1262493473", "time is not a 10-digit UNIX timestamp"},
+		{"time with a sign, encoded", "created_time>%2B1262493473", "time is not a 10-digit UNIX timestamp"},
+		{"time of 11 digits", "last_updated_time<12624934730", "time is not a 10-digit UNIX timestamp"},
+		{"time padded with zeros", "deleted_time>0000000001", "time is not a 10-digit UNIX timestamp"},
 		{"non-alphanumeric textbox", "field_101=a-b", "field_101"},
 		{"textbox with a space", "field_101=a%20b", "field_101"},
 		{"non-integer picklist value", "field_103=one", "field_103"},

@@ -338,9 +338,10 @@ func validHost(h string) bool {
 	return true
 }
 
-// parseID reads a positive integer id from a path segment.
+// parseID reads a positive integer id from a path segment, written as ids are written: decimal digits without
+// a leading zero. 01 names nothing, so that one record has one address (and one cache key at the gateway).
 func parseID(s string) (int64, bool) {
-	if s == "" || len(s) > 18 {
+	if s == "" || len(s) > 18 || s[0] == '0' {
 		return 0, false
 	}
 	var n int64

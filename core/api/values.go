@@ -106,7 +106,11 @@ func (wc *writeCheck) value(bf bodyField) error {
 		return core.Invalid(clip(bf.Name), "unknown field")
 	}
 	raw := bf.Value
-	if f.IsPicklist() && len(bf.IDs) > 0 {
+	if len(bf.IDs) > 0 {
+		if !f.IsPicklist() {
+			// Only a picklist's read has ids; elsewhere they would be dropped, and the field cleared.
+			return core.Invalid(f.Name(), "a "+string(f.Type)+" value is text, not <value id=\"..\"> or nested <value>s")
+		}
 		raw = strings.Join(bf.IDs, ",")
 	}
 	create := wc.stored == nil
@@ -184,12 +188,16 @@ func unchanged(f core.Field, raw, stored string) bool {
 }
 
 // parseIDList reads a comma-separated list of integers into the canonical form of a multiple picklist
-// (ascending, no duplicates); ok is false when an element is not an integer.
+// (ascending, no duplicates); ok is false when an element is not an integer or is empty (1,,3: a list
+// written wrong, which core.Canonical refuses, is never the stored value unchanged). An empty list is "".
 func parseIDList(raw string) (string, bool) {
+	if strings.TrimSpace(raw) == "" {
+		return "", true
+	}
 	var ids []int64
 	for part := range strings.SplitSeq(raw, ",") {
 		if part = strings.TrimSpace(part); part == "" {
-			continue
+			return "", false
 		}
 		n, err := strconv.ParseInt(part, 10, 64)
 		if err != nil {

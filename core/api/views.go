@@ -71,6 +71,9 @@ func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, seg, i
 	}
 	if search {
 		q, err := queryConditions(r.URL.RawQuery, fields)
+		if err == nil {
+			err = narrowsView(q, obj.APIPrefix)
+		}
 		if err != nil {
 			s.writeError(w, err)
 			return
@@ -83,6 +86,19 @@ func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, seg, i
 		return
 	}
 	writeXML(w, http.StatusOK, renderSummaries("view", sums))
+}
+
+// narrowsView refuses the conditions of a view search that would not narrow the view: a view lists live
+// records, and a deleted_time condition would list deleted ones instead (the store reads deleted_time as "the
+// deleted records"), records the view itself never shows.
+func narrowsView(conds []core.Condition, kind string) error {
+	for _, c := range conds {
+		if c.Attr == "deleted_time" {
+			return core.Invalid(c.String(), "a view lists live records only, so a view search takes no deleted_time; "+
+				"search deleted records with /"+kind+"/search")
+		}
+	}
+	return nil
 }
 
 // viewConditions parses and checks a view's stored conditions. The account file was checked when applied,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/reqgate/reqgate/core"
@@ -47,7 +48,7 @@ func TestViewConditions(t *testing.T) {
 	}{
 		{"empty", "", 0, false},
 		{"picklist", "field_103=1", 1, false},
-		{"two", "field_103=1&created_time>5", 2, false},
+		{"two", "field_103=1&created_time>1700000005", 2, false},
 		{"unknown field", "field_999=1", 0, true},
 	}
 	for _, tt := range tests {
@@ -190,8 +191,6 @@ func TestV2ViewSearch(t *testing.T) {
 		{"/re/view/12/search?created_by=6", ""},
 		{"/re/view/13/search?field_105=2", "RE-1 RE-2"},
 		{"/re/view/13/search?created_time%3E1700000500&created_time%3C1700002500", "RE-2 RE-3"},
-		{"/re/view/13/search?deleted_time>" + itoa64(deleted-1), "RE-4"},
-		{"/re/view/12/search?deleted_time>" + itoa64(deleted-1), ""},
 		{"/re/view/13/search", "RE-1 RE-2 RE-3"},
 		{"/re/view/16/search?created_by=6", "RE-2"},
 		{"/re/view/16/search?created_by=5", ""},
@@ -204,5 +203,20 @@ func TestV2ViewSearch(t *testing.T) {
 	}
 	for _, q := range []string{"/re/view/12/search?field_102=x", "/re/view/12/search?created_time>soon"} {
 		e.get(q, http.StatusBadRequest)
+	}
+	// A view search narrows the view, which lists live records: a deleted_time condition, which would list the
+	// deleted records of the kind instead, is refused; the kind's search finds them.
+	for _, q := range []string{
+		"/re/view/13/search?deleted_time>" + itoa64(deleted-1),
+		"/re/view/12/search?deleted_time%3E" + itoa64(deleted-1),
+		"/re/view/13/search?created_by=6&deleted_time<" + itoa64(deleted+1),
+	} {
+		msg := message(t, e.get(q, http.StatusBadRequest))
+		if !strings.Contains(msg, "a view lists live records only, so a view search takes no deleted_time") {
+			t.Errorf("GET %s: message %q does not say why", q, msg)
+		}
+	}
+	if got := e.list("/re/search?deleted_time>"+itoa64(deleted-1), "search_results").ids(); got != "RE-4" {
+		t.Errorf("the kind's search for deleted records = %q, want RE-4", got)
 	}
 }

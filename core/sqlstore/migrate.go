@@ -15,6 +15,12 @@ type migration struct {
 	sql     string
 }
 
+// dataSteps are the parts of migrations that SQL cannot do, by migration number: each runs right after the
+// migration's SQL, in the same transaction.
+var dataSteps = map[int]func(ctx context.Context, tx Tx) error{
+	4: indexTextboxes,
+}
+
 // loadMigrations returns the migrations of d ordered by number.
 func loadMigrations(d *Dialect) ([]migration, error) {
 	names, err := fs.Glob(d.Migrations, "*.sql")
@@ -68,6 +74,11 @@ func Migrate(ctx context.Context, db DB, d *Dialect) error {
 			}
 			if err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			if step := dataSteps[m.version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return fmt.Errorf("%s: %w", m.name, err)
+				}
 			}
 			if err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", m.version); err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)

@@ -115,8 +115,14 @@ func reindexKind(ctx context.Context, tx Tx, accountID int64, kind string) error
 	if err != nil || len(types) == 0 {
 		return err
 	}
+	return indexKind(ctx, tx, accountID, kind, types)
+}
+
+// indexKind writes the terms of the fields types (field id -> type) of every record of a kind, which has none
+// of them yet.
+func indexKind(ctx context.Context, tx Tx, accountID int64, kind string, types map[int64]core.FieldType) error {
 	var all [][]any
-	err = each(ctx, tx, "SELECT rid, id, CAST(vals AS TEXT) FROM records WHERE account_id = $1 AND kind = $2",
+	err := each(ctx, tx, "SELECT rid, id, CAST(vals AS TEXT) FROM records WHERE account_id = $1 AND kind = $2",
 		[]any{accountID, kind}, func(rows Rows) error {
 			var rid, id int64
 			var s string
@@ -139,10 +145,46 @@ func reindexKind(ctx context.Context, tx Tx, accountID int64, kind string) error
 			return nil
 		})
 	if err != nil {
-		return fmt.Errorf("reindex %s: %w", kind, err)
+		return fmt.Errorf("index %s: %w", kind, err)
 	}
 	if err := tx.CopyRows(ctx, "terms", []string{"account_id", "kind", "field_id", "term", "record_id", "rid"}, all); err != nil {
-		return fmt.Errorf("reindex %s: %w", kind, err)
+		return fmt.Errorf("index %s: %w", kind, err)
+	}
+	return nil
+}
+
+// indexTextboxes is the data step of migration 4, whose SQL deleted the terms of Textbox fields: it writes
+// them again by the rule of core.SearchTerms, which since indexes words of any script (core.IsWord, folded by
+// core.FoldWord), where only ASCII letters and digits were indexed before. For ASCII words the terms are the
+// same; the others are new, so titles written before the upgrade are found as well.
+func indexTextboxes(ctx context.Context, tx Tx) error {
+	type kindKey struct {
+		account int64
+		kind    string
+	}
+	textboxes := map[kindKey]map[int64]core.FieldType{}
+	var order []kindKey
+	err := each(ctx, tx, "SELECT account_id, kind, id FROM fields WHERE type = $1 ORDER BY account_id, kind, id",
+		[]any{string(core.TypeTextbox)}, func(rows Rows) error {
+			var k kindKey
+			var id int64
+			if err := rows.Scan(&k.account, &k.kind, &id); err != nil {
+				return err
+			}
+			if textboxes[k] == nil {
+				textboxes[k] = map[int64]core.FieldType{}
+				order = append(order, k)
+			}
+			textboxes[k][id] = core.TypeTextbox
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("index Textbox fields: %w", err)
+	}
+	for _, k := range order {
+		if err := indexKind(ctx, tx, k.account, k.kind, textboxes[k]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func testSearchDeleted(t *testing.T, st core.Store) {
 		want  []int64
 	}{
 		{"", []int64{1}},
-		{"deleted_time>0", []int64{2, 4}},
+		{"deleted_time>1000000000", []int64{2, 4}},
 		{"deleted_time>1700000210", []int64{4}},
 		{"deleted_time<1700000215", []int64{2}},
 		{"deleted_time<1800000000", []int64{2, 4}}, // never a live record (deleted_time 0)
@@ -199,6 +199,45 @@ func testSearchConditionForms(t *testing.T, st core.Store) {
 		{"field_103=+2", []int64{2}},
 		{"created_by=005", []int64{1, 4}},
 	} {
+		check(t, fmt.Sprintf("Search(re, %q)", tc.conds), search(t, st, acme, "re", tc.conds), tc.want)
+	}
+}
+
+// testSearchWords: a Textbox search takes words of any script and ignores case as Unicode folds it, whether the
+// value was indexed by a create or an update, and whether the word is written composed or decomposed.
+func testSearchWords(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	id := func(title string) int64 {
+		t.Helper()
+		return create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5, CreatedTime: t3 + 100,
+			Values: map[int64]string{reTitle: title}}).ID
+	}
+	ete := id("Été")
+	decomposed := id("e\u0301te\u0301") // été with combining accents
+	strasse := id("Straße")
+	city := id("東京")
+	greek := id("ΟΔΟΣ")
+	id("naïve café") // two words: no Textbox search finds it
+	update(t, st, acme, "re", city, core.Update{UserID: 6, Time: t3 + 200, Values: map[int64]string{reTitle: "Москва"}})
+
+	tests := []struct {
+		conds string
+		want  []int64
+	}{
+		{"field_101=été", []int64{ete, decomposed}},
+		{"field_101=%C3%89T%C3%89", []int64{ete, decomposed}}, // ÉTÉ, percent-encoded
+		{"field_101=e%CC%81te%CC%81", []int64{ete, decomposed}},
+		{"field_101=straße", []int64{strasse}},
+		{"field_101=STRASSE", []int64{strasse}},
+		{"field_101=MOCKBA", []int64{}}, // Latin letters, not the Cyrillic ones
+		{"field_101=москва", []int64{city}},
+		{"field_101=東京", []int64{}}, // the old value of an update
+		{"field_101=οδος", []int64{greek}},
+		{"field_101=οδοσ", []int64{greek}},
+		{"field_101=Print", []int64{4}},
+		{"field_101=print", []int64{4}},
+	}
+	for _, tc := range tests {
 		check(t, fmt.Sprintf("Search(re, %q)", tc.conds), search(t, st, acme, "re", tc.conds), tc.want)
 	}
 }

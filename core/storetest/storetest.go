@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"Search", testSearch},
 		{"SearchDeleted", testSearchDeleted},
 		{"SearchConditionForms", testSearchConditionForms},
+		{"SearchWords", testSearchWords},
 		{"Related", testRelated},
 		{"ApplyIdempotent", testApplyIdempotent},
 		{"ApplyUpdatesInPlace", testApplyUpdatesInPlace},

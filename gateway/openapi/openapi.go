@@ -180,9 +180,10 @@ func operation(r Route) obj {
 
 const searchDoc = "Conditions are query parameters joined with &, all of which a record must meet: " +
 	"`created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; " +
-	"a Textbox field: letters and digits), and comparisons of times written without '=': " +
+	"a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': " +
 	"`created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` " +
-	"with {t} an integer UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). An invalid condition is 400."
+	"with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: " +
+	"a view lists live records. An invalid condition is 400."
 
 // success is the response of success of r.
 func success(r Route, cacheable bool) obj {

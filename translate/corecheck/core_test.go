@@ -110,7 +110,7 @@ func TestRealCoreRoundTrip(t *testing.T) {
 			fetch(seg + "/view/" + id + "/search?created_by=1")
 		}
 		fetch(seg + "/search?created_by=1")
-		fetch(seg + "/search?last_updated_time>1")
+		fetch(seg + "/search?last_updated_time>1000000000")
 		for id := 1; id <= 40; id++ {
 			rec := fmt.Sprintf("%s/%d", seg, id)
 			status, body := get(rec)

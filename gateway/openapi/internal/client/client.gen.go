@@ -1020,7 +1020,7 @@ type ClientInterface interface {
 
 	// V2SearchRequirement Search the records of the kind
 	//
-	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: letters and digits), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} an integer UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). An invalid condition is 400.
+	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
 	//
 	// Corresponds with GET /api2/{api_key}/re/search (the `V2SearchRequirement` operationId).
 	V2SearchRequirement(ctx context.Context, apiKey ApiKey, params *V2SearchRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1105,7 +1105,7 @@ func (c *Client) V2CreateRequirement(ctx context.Context, apiKey ApiKey, params 
 
 // V2SearchRequirement Search the records of the kind
 //
-// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: letters and digits), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} an integer UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). An invalid condition is 400.
+// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
 //
 // Corresponds with GET /api2/{api_key}/re/search (the `V2SearchRequirement` operationId).
 func (c *Client) V2SearchRequirement(ctx context.Context, apiKey ApiKey, params *V2SearchRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1771,7 +1771,7 @@ type ClientWithResponsesInterface interface {
 
 	// V2SearchRequirementWithResponse Search the records of the kind
 	//
-	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: letters and digits), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} an integer UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). An invalid condition is 400.
+	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3414,7 +3414,7 @@ func (c *ClientWithResponses) V2CreateRequirementWithResponse(ctx context.Contex
 
 // V2SearchRequirementWithResponse Search the records of the kind
 //
-// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: letters and digits), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} an integer UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). An invalid condition is 400.
+// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
 //
 // Returns a wrapper object for the known response body format(s).
 //
