@@ -857,7 +857,7 @@ func (r *run) sweep() {
 			r.op = fmt.Sprintf("final read of %s %d", k.seg, rec.id)
 			r.read(k, target{rec: rec, id: rec.id}, "/api2")
 		}
-		for _, q := range []string{"created_time>0", "deleted_time>0"} {
+		for _, q := range []string{"created_time>1000000000", "deleted_time>1000000000"} {
 			r.trace = r.trace[:0]
 			r.op = "final search " + k.seg + "?" + q
 			res := r.do("GET", r.path("/api2", k, "search")+"?"+q, "")
