@@ -11,7 +11,7 @@ LDFLAGS  = -X main.version=$(VERSION) -X main.vcsRevision=$(shell git rev-parse 
   -X main.vcsModified=$(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
 IMAGE   ?= ghcr.io/reqgate/reqgate
 
-.PHONY: all build run deps test unit fuzz chart bench loadtest lint clean image
+.PHONY: all build run deps test check unit fuzz chart bench loadtest lint clean image
 
 all: build
 
@@ -35,6 +35,11 @@ deps:
 	@bash .ci/promtool >/dev/null
 
 test: deps lint unit fuzz chart
+
+# The edit-test loop: lint, then every test that needs no server (-short skips those that start Redis,
+# PostgreSQL, Chromium or the built binary; make test and CI never pass -short, so they run them all).
+check: lint
+	$(GO) test -short -count=1 ./...
 
 # Allocation counts are checked once more without the race detector, under which sync.Pool drops items at random
 # (so pooled state is made again) and those tests skip themselves.

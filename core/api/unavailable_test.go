@@ -13,6 +13,9 @@ import (
 // TestStoreDownIs503 stops the PostgreSQL server under a core: reads and writes are answered 503 with
 // Retry-After (the client may retry), never 500.
 func TestStoreDownIs503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
+	}
 	srv, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -229,6 +229,9 @@ func coreRecord(t *testing.T, c *coretest.Core, id string) record {
 // chromiumPath finds the browser: $REQGATE_CHROMIUM, else chromium or a Chrome on PATH.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium; make test runs it, make check (-short) does not")
+	}
 	if p := os.Getenv("REQGATE_CHROMIUM"); p != "" {
 		return p
 	}

@@ -22,6 +22,9 @@ var (
 // whatever the test binary is: what runs is the binary an operator runs.
 func Binary(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs the reqgate binary built and run; make test runs it, make check (-short) does not")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "reqgate-bin")
 		if err != nil {

@@ -22,6 +22,9 @@ type Server struct {
 // Start starts a redis-server for the test and stops it when the test ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs a Redis server; make test runs it, make check (-short) does not")
+	}
 	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir()}
 	s.start(tb)
 	tb.Cleanup(s.Stop)

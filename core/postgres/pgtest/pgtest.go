@@ -51,6 +51,9 @@ var (
 // cannot start. Stop it from TestMain.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
+	}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if shared == nil && sharedErr == nil {
