@@ -10,6 +10,10 @@ var (
 	ErrNotFound = errors.New("not found")            // 404
 	ErrConflict = errors.New("conflicts with state") // 409: e.g. deleting a deleted record
 	ErrInvalid  = errors.New("invalid")              // 400: see *ValidationError for the detail
+	// ErrExpired is a write refused because its context's deadline passed before it committed: it was rolled
+	// back, nothing of it applied (503). A deadline that passes while the commit itself is under way is not
+	// ErrExpired: the outcome of that commit is unknown to the caller.
+	ErrExpired = errors.New("deadline passed before the write was applied")
 )
 
 // ValidationError says which field of a request is invalid and why. It matches ErrInvalid.

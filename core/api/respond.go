@@ -51,7 +51,7 @@ func methodNotAllowed(w http.ResponseWriter, allow string) error {
 
 // writeError writes err as the <error><message> body of docs/api.md (Errors) with its status:
 // core.ErrNotFound 404, core.ErrConflict 409, core.ErrInvalid (and *core.ValidationError, naming the
-// field) 400, anything else 500 "Internal error." with the detail only logged.
+// field) 400, core.ErrExpired 503 with Retry-After, anything else 500 "Internal error." with the detail only logged.
 func (s *Server) writeError(w http.ResponseWriter, err error) {
 	status, msg := http.StatusInternalServerError, "Internal error."
 	var he *httpError
@@ -67,6 +67,10 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 		status, msg = http.StatusNotFound, "The requested resource does not exist."
 	case errors.Is(err, core.ErrConflict):
 		status, msg = http.StatusConflict, "The request conflicts with the current state of the resource."
+	case errors.Is(err, core.ErrExpired):
+		// After the store's own refusals: a write that found its record missing says so, deadline or not.
+		status, msg = http.StatusServiceUnavailable, "The request's deadline passed before it was applied; nothing was changed. Try again."
+		w.Header().Set("Retry-After", "1")
 	case isCanceled(err):
 		status, msg = http.StatusServiceUnavailable, "The request was canceled."
 	default:

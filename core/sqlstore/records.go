@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -161,7 +162,7 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
 	}
-	err = s.db.Write(ctx, func(tx Tx) error {
+	err = s.write(ctx, func(tx Tx) error {
 		// No row from qAllocID: an unknown kind.
 		types, err := firstTrip(ctx, tx, cached, accountID, rec.Kind, func(r Row) error { return r.Scan(&rec.ID) },
 			qAllocID, accountID, rec.Kind)
@@ -178,6 +179,32 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	}
 	rec.Values = cleanValues(rec.Values)
 	return rec, nil
+}
+
+// write runs a record write in one transaction, refusing it once ctx's deadline has passed: the statements run
+// under ctx (a wait for the writer or for a record's lock ends with it), and ctx is checked once more after the
+// last statement, before the commit. A write refused so was rolled back: it returns core.ErrExpired. A deadline
+// that passes during the commit itself is not caught: that write may have been applied, like any whose caller
+// gave up while it was under way.
+func (s *Store) write(ctx context.Context, fn func(Tx) error) error {
+	committing := false
+	err := s.db.Write(ctx, func(tx Tx) error {
+		committing = false // Write may run fn again after a conflict
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		committing = true
+		return nil
+	})
+	// Whatever the driver made of the deadline (its own error, an interrupted statement, a cancelled query), the
+	// transaction ended before its commit. A refusal of the store's own (not found, conflict) still says so.
+	if err != nil && !committing && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", core.ErrExpired, err)
+	}
+	return err
 }
 
 func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
@@ -198,7 +225,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)
 	}
 	var rec core.Record
-	err = s.db.Write(ctx, func(tx Tx) error {
+	err = s.write(ctx, func(tx Tx) error {
 		types, err := firstTrip(ctx, tx, cached, accountID, kind, func(r Row) (err error) {
 			rec, err = scanRecord(r)
 			return err
@@ -250,7 +277,7 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
-	err := s.db.Write(ctx, func(tx Tx) error {
+	err := s.write(ctx, func(tx Tx) error {
 		var deleted int64
 		if err := tx.QueryRow(ctx, s.lockDeletedTime(), accountID, kind, id).Scan(&deleted); err != nil {
 			return notFound(err)
