@@ -30,6 +30,7 @@ func configured() Options {
 	return Options{
 		Upstreams:        c.Upstream.URLs(),
 		UpstreamTimeout:  c.Upstream.Timeout,
+		QueueTimeout:     c.Upstream.QueueTimeout,
 		MaxIdleConns:     c.Upstream.MaxIdleConns,
 		MaxConnWait:      c.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(c.Server.MaxBodyBytes),

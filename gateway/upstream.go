@@ -202,6 +202,7 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 		}
 		wasOut := !be.usable(time.Now().UnixNano())
 		schemeFor(req, be.hc)
+		setBudget(req, left)
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
 			be.sent.Add(1)
@@ -305,6 +306,7 @@ func connectionLost(err error) bool {
 func (u *upstream) do(req *fasthttp.Request, resp *fasthttp.Response) error {
 	if hc, ok := u.client.(*fasthttp.HostClient); ok {
 		schemeFor(req, hc)
+		setBudget(req, u.timeout)
 	}
 	return u.client.DoTimeout(req, resp, u.timeout)
 }

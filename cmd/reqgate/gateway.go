@@ -108,6 +108,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		Upstreams:        urls,
 		HealthInterval:   healthInterval,
 		UpstreamTimeout:  cfg.Upstream.Timeout,
+		QueueTimeout:     cfg.Upstream.QueueTimeout,
 		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
 		MaxConnWait:      cfg.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(cfg.Server.MaxBodyBytes),

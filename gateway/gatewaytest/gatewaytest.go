@@ -16,6 +16,7 @@ func Options() gateway.Options {
 	return gateway.Options{
 		Upstreams:        c.Upstream.URLs(),
 		UpstreamTimeout:  c.Upstream.Timeout,
+		QueueTimeout:     c.Upstream.QueueTimeout,
 		MaxIdleConns:     c.Upstream.MaxIdleConns,
 		MaxConnWait:      c.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(c.Server.MaxBodyBytes),
