@@ -11,9 +11,11 @@ var (
 	ErrConflict = errors.New("conflicts with state") // 409: e.g. deleting a deleted record
 	ErrInvalid  = errors.New("invalid")              // 400: see *ValidationError for the detail
 	// ErrExpired is a write refused because its context's deadline passed before it committed: it was rolled
-	// back, nothing of it applied (503). A deadline that passes while the commit itself is under way is not
-	// ErrExpired: the outcome of that commit is unknown to the caller.
+	// back, nothing of it applied (503).
 	ErrExpired = errors.New("deadline passed before the write was applied")
+	// ErrInDoubt is a write whose commit failed once its context's deadline had passed: the commit may have
+	// been applied (504, as a gateway timeout).
+	ErrInDoubt = errors.New("deadline passed while the write was being committed")
 )
 
 // ValidationError says which field of a request is invalid and why. It matches ErrInvalid.

@@ -183,9 +183,9 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 
 // write runs a record write in one transaction, refusing it once ctx's deadline has passed: the statements run
 // under ctx (a wait for the writer or for a record's lock ends with it), and ctx is checked once more after the
-// last statement, before the commit. A write refused so was rolled back: it returns core.ErrExpired. A deadline
-// that passes during the commit itself is not caught: that write may have been applied, like any whose caller
-// gave up while it was under way.
+// last statement, before the commit. A write refused so was rolled back: it returns core.ErrExpired. A commit
+// that fails once the deadline has passed may have been applied all the same (PostgreSQL may have committed
+// before the connection was given up): it returns core.ErrInDoubt.
 func (s *Store) write(ctx context.Context, fn func(Tx) error) error {
 	committing := false
 	err := s.db.Write(ctx, func(tx Tx) error {
@@ -199,12 +199,15 @@ func (s *Store) write(ctx context.Context, fn func(Tx) error) error {
 		committing = true
 		return nil
 	})
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if committing {
+		return fmt.Errorf("%w: %w", core.ErrInDoubt, err)
+	}
 	// Whatever the driver made of the deadline (its own error, an interrupted statement, a cancelled query), the
 	// transaction ended before its commit. A refusal of the store's own (not found, conflict) still says so.
-	if err != nil && !committing && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", core.ErrExpired, err)
-	}
-	return err
+	return fmt.Errorf("%w: %w", core.ErrExpired, err)
 }
 
 func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
