@@ -58,9 +58,10 @@ func (g *Gateway) expired(x *exchange) bool {
 // setBudget tells the core, in budget.Header, how long it has for req when the gateway waits wait for the
 // answer: a tenth less (a second less at most), so that the core's refusal at its deadline reaches the gateway
 // before the gateway gives up. A 504 of the gateway leaves the caller not knowing whether a write was applied;
-// the core's 503 says it was not. Whatever the caller sent under that name is replaced.
+// the core's 503 says it was not. Whatever the caller sent under that name is replaced, every line of it.
 func setBudget(req *fasthttp.Request, wait time.Duration) {
 	var buf [16]byte
+	req.Header.DelBytes(headerBudget)
 	req.Header.SetCanonical(headerBudget, budget.Append(buf[:0], wait-min(wait/10, time.Second)))
 }
 

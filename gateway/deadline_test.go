@@ -28,7 +28,7 @@ type frontedCore struct {
 	URL    string // the front's: the gateway's upstream
 	writes atomic.Int64
 	mu     sync.Mutex
-	budget []string // Reqgate-Timeout of every request, in order
+	budget []string // the Reqgate-Timeout lines of every request, joined with ",", in order
 	hold   func()   // run before a credential check is answered; nil: none
 }
 
@@ -42,7 +42,7 @@ func startFrontedCore(t *testing.T) *frontedCore {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		f.budget = append(f.budget, r.Header.Get("Reqgate-Timeout"))
+		f.budget = append(f.budget, strings.Join(r.Header.Values("Reqgate-Timeout"), ","))
 		hold := f.hold
 		f.mu.Unlock()
 		if r.Method != http.MethodGet {
@@ -198,17 +198,27 @@ func TestCallerGoneNotForwarded(t *testing.T) {
 
 // Every request the gateway forwards tells the core how long the gateway will wait for it: the upstream
 // timeout less a tenth (a second at most), in milliseconds. What the caller sent under that name is replaced,
-// so a caller cannot give the core more time than the gateway waits.
+// every line of it, so a caller cannot give the core more time than the gateway waits, nor a value it refuses.
 func TestBudgetSentToCore(t *testing.T) {
 	f := startFrontedCore(t)
 	g := startGateway(t, Options{Upstreams: []string{f.URL}, UpstreamTimeout: 5 * time.Second})
-	for _, sent := range []string{"", "999999999"} {
-		var headers []string
-		if sent != "" {
-			headers = append(headers, "Reqgate-Timeout: "+sent)
+	for _, sent := range [][]string{nil, {"999999999"}, {"999999999", "junk"}} {
+		req, err := http.NewRequest(http.MethodPut, g.URL+"/api2/demo/re/1", strings.NewReader(lateBody))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if res := do(t, http.MethodPut, g.URL+"/api2/demo/re/1", "demo", "demo", lateBody, headers...); res.Status != http.StatusOK {
-			t.Fatalf("PUT: %d %q", res.Status, res.Body)
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/xml")
+		for _, v := range sent {
+			req.Header.Add("Reqgate-Timeout", v)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("PUT with Reqgate-Timeout %q: %d", sent, res.StatusCode)
 		}
 	}
 	f.mu.Lock()
