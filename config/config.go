@@ -95,6 +95,7 @@ type Log struct {
 type Upstream struct {
 	URL              string        // base URL of the core, or a comma-separated list; default http://127.0.0.1:8081
 	Timeout          time.Duration // whole upstream exchange; default 30s
+	QueueTimeout     time.Duration // longest wait in the gateway before forwarding (longer: 503, not forwarded); default 2s; 0 = no bound
 	MaxIdleConns     int           // connections per upstream core; default 512
 	MaxConnWait      time.Duration // wait for a free upstream connection before 503; default 1s
 	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
@@ -218,6 +219,7 @@ func Default(role string) *Config {
 		Upstream: Upstream{
 			URL:              "http://127.0.0.1:8081",
 			Timeout:          30 * time.Second,
+			QueueTimeout:     2 * time.Second,
 			MaxIdleConns:     512,
 			MaxConnWait:      time.Second,
 			MaxResponseBytes: 64 << 20,

@@ -94,6 +94,7 @@ func TestRefusals(t *testing.T) {
 		{name: "negative timeout", file: "server:\n  read_timeout: -1s\n", want: []string{`F:2: server.read_timeout: must not be negative`}},
 		{name: "zero body", file: "server:\n  max_body_bytes: 0\n", want: []string{`F:2: server.max_body_bytes: must be between 1 and 1GiB`}},
 		{name: "zero upstream timeout", file: "upstream:\n  timeout: 0s\n", want: []string{`F:2: upstream.timeout: must be > 0`}},
+		{name: "negative queue timeout", file: "upstream:\n  queue_timeout: -1s\n", want: []string{`F:2: upstream.queue_timeout: must not be negative`}},
 		{name: "zero idle conns", file: "upstream:\n  max_idle_conns: 0\n", want: []string{`F:2: upstream.max_idle_conns: must be between 1 and 1000000`}},
 		{name: "zero redis timeouts", file: "redis:\n  timeout: 0s\nratelimit:\n  redis_timeout: 0s\n  max_held: -1\n",
 			want: []string{`F:2: redis.timeout: must be > 0`, `F:4: ratelimit.redis_timeout: must be > 0`, `F:5: ratelimit.max_held: must not be negative`}},

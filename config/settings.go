@@ -55,6 +55,7 @@ var settings = []*setting{
 	{path: "upstream.url", flag: "upstream", roles: []string{RoleGateway}, env: []string{"REQGATE_UPSTREAM"}, secret: true,
 		help: "base `URL` of the core (a comma-separated list for several cores)", field: func(c *Config) any { return &c.Upstream.URL }},
 	{path: "upstream.timeout", help: "whole upstream exchange", field: func(c *Config) any { return &c.Upstream.Timeout }},
+	{path: "upstream.queue_timeout", help: "longest a request waits in the gateway before it is forwarded (longer: 503, never forwarded); 0 = no bound", field: func(c *Config) any { return &c.Upstream.QueueTimeout }},
 	{path: "upstream.max_idle_conns", help: "connections per upstream core", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
 	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},

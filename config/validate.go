@@ -102,6 +102,7 @@ func (k *checker) upstreamLimits() {
 	u := k.c.Upstream
 	k.upstream(u.URL)
 	k.positive("upstream.timeout", u.Timeout)
+	k.nonNegative("upstream.queue_timeout", u.QueueTimeout)
 	if u.MaxIdleConns < 1 || u.MaxIdleConns > 1_000_000 {
 		k.fail("upstream.max_idle_conns", "must be between 1 and 1000000")
 	}

@@ -14,6 +14,12 @@ var (
 	// with it was not applied, unless the connection broke while its commit was under way, which no engine
 	// can tell: a client that must know retries with its Idempotency-Key.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrExpired is a write refused because its context's deadline passed before it committed: it was rolled
+	// back, nothing of it applied (503).
+	ErrExpired = errors.New("deadline passed before the write was applied")
+	// ErrInDoubt is a write whose commit failed once its context's deadline had passed: the commit may have
+	// been applied (504, as a gateway timeout).
+	ErrInDoubt = errors.New("deadline passed while the write was being committed")
 )
 
 // ValidationError says which field of a request is invalid and why. It matches ErrInvalid.

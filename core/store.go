@@ -11,7 +11,9 @@ import (
 //
 // Every method is scoped to one account (accountID from Account). Methods that name a record return
 // ErrNotFound when the kind or record does not exist. Writes are atomic: they either fully happen or not at
-// all, and an acknowledged write is durable.
+// all, and an acknowledged write is durable. A record write whose context's deadline passes before it commits
+// (while it waits for a lock, say) is rolled back and returns ErrExpired; one whose commit fails after the
+// deadline returns ErrInDoubt.
 type Store interface {
 	// Account returns the account of apiKey, or ErrNotFound.
 	Account(ctx context.Context, apiKey string) (Account, error)

@@ -56,7 +56,9 @@ func (g *Gateway) readBody(x *exchange) bool {
 		return false
 	}
 	x.budget = n
+	start := time.Now()
 	body, err := readStream(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), g.opt.MaxBodyBytes)
+	x.uploading = time.Since(start)
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		g.tooLarge(x)

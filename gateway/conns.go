@@ -94,6 +94,9 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
+// NetConn is the connection c wraps (as tls.Conn's NetConn), for a look at the socket (peerClosed).
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
 // authMemo is the last credential parsed on a connection: a client sends the same Authorization header with
 // every request of a connection, and the memo spares each of them the decoding and keyed hash. Whether the
 // credential is verified is still looked up each time (it may have been forgotten or have expired).

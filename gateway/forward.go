@@ -59,6 +59,10 @@ func (g *Gateway) forward(x *exchange) {
 	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
 		x.cacheRes = cacheBypass
 	}
+	if g.expired(x) {
+		g.cacheHeaders(x, 0)
+		return
+	}
 	g.prepare(x, &ctx.Request)
 	took, err := g.roundTrip(x, &ctx.Request, &ctx.Response)
 	x.upstream = took

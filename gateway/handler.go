@@ -64,6 +64,8 @@ type state struct {
 	cacheRes    string // X-Cache value, "" when not a cacheable read
 	coreStatus  int    // status the core gave this caller's request, 0 when it was not asked
 	upstream    time.Duration
+	uploading   time.Duration  // how long the caller took to send the body (body.go): not a wait (deadline.go)
+	held        time.Duration  // how long a rate policy held the request for its slot (limit.go): not a stall either
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)

@@ -31,6 +31,7 @@ func configured() Options {
 		Upstreams:        c.Upstream.URLs(),
 		UpstreamTimeout:  c.Upstream.Timeout,
 		SlowStart:        c.Upstream.SlowStart,
+		QueueTimeout:     c.Upstream.QueueTimeout,
 		MaxIdleConns:     c.Upstream.MaxIdleConns,
 		MaxConnWait:      c.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(c.Server.MaxBodyBytes),

@@ -34,8 +34,13 @@ type Options struct {
 	// SlowStart is how long a core put back after being out takes to reach its full share of the requests: it
 	// starts at a tenth of a healthy core's share and grows linearly; 0 = at once.
 	SlowStart time.Duration
-	// UpstreamTimeout bounds one upstream exchange (dial, write, read); > 0.
+	// UpstreamTimeout bounds one upstream exchange (dial, write, read); > 0. The core is told (budget.Header)
+	// to give up on the request a little before the gateway does.
 	UpstreamTimeout time.Duration
+	// QueueTimeout is the longest a request may wait in the gateway before it is forwarded, counted from when its
+	// headers were read, less the time its body took to arrive and a rate policy's hold; a request that waited
+	// longer is answered 503 and never forwarded (deadline.go); 0 = no bound.
+	QueueTimeout time.Duration
 	// MaxIdleConns is the connection limit per core; > 0.
 	MaxIdleConns int
 	// MaxConnWait is how long a request waits for a free upstream connection before 503; > 0.
@@ -117,6 +122,7 @@ func (o *Options) check() error {
 	}{
 		{len(o.Upstreams) > 0, "no upstream"},
 		{o.UpstreamTimeout > 0, "UpstreamTimeout must be > 0"},
+		{o.QueueTimeout >= 0, "QueueTimeout must not be negative (0 = no bound)"},
 		{o.MaxIdleConns > 0, "MaxIdleConns must be > 0"},
 		{o.MaxConnWait > 0, "MaxConnWait must be > 0"},
 		{o.MaxBodyBytes > 0, "MaxBodyBytes must be > 0"},

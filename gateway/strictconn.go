@@ -65,6 +65,9 @@ func (k keepAlive) SetKeepAlive(on bool) error {
 	return nil
 }
 
+// NetConn is the connection the wrapper wraps (as tls.Conn's NetConn), for a look at the socket (peerClosed).
+func (k keepAlive) NetConn() net.Conn { return k.Conn }
+
 func (k keepAlive) SetKeepAlivePeriod(d time.Duration) error {
 	if tc, ok := k.Conn.(interface{ SetKeepAlivePeriod(time.Duration) error }); ok {
 		return tc.SetKeepAlivePeriod(d)

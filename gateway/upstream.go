@@ -207,6 +207,7 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 			return fasthttp.ErrTimeout
 		}
 		schemeFor(req, be.hc)
+		setBudget(req, left)
 		err = be.hc.DoTimeout(req, resp, left)
 		if err == nil {
 			be.sent.Add(1)
@@ -337,6 +338,7 @@ func connectionLost(err error) bool {
 func (u *upstream) do(req *fasthttp.Request, resp *fasthttp.Response) error {
 	if hc, ok := u.client.(*fasthttp.HostClient); ok {
 		schemeFor(req, hc)
+		setBudget(req, u.timeout)
 	}
 	return u.client.DoTimeout(req, resp, u.timeout)
 }

@@ -109,6 +109,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		HealthInterval:   healthInterval,
 		UpstreamTimeout:  cfg.Upstream.Timeout,
 		SlowStart:        cfg.Upstream.SlowStart,
+		QueueTimeout:     cfg.Upstream.QueueTimeout,
 		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
 		MaxConnWait:      cfg.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(cfg.Server.MaxBodyBytes),

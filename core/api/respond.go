@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -51,7 +52,8 @@ func methodNotAllowed(w http.ResponseWriter, allow string) error {
 
 // writeError writes err as the <error><message> body of docs/api.md (Errors) with its status:
 // core.ErrNotFound 404, core.ErrConflict 409, core.ErrInvalid (and *core.ValidationError, naming the
-// field) 400, anything else 500 "Internal error." with the detail only logged.
+// field) 400, a deadline passed or a store out of reach 503 with Retry-After (core.ErrInDoubt: 504), anything
+// else 500 "Internal error." with the detail only logged.
 func (s *Server) writeError(w http.ResponseWriter, err error) {
 	status, msg := http.StatusInternalServerError, "Internal error."
 	var he *httpError
@@ -67,10 +69,19 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 		status, msg = http.StatusNotFound, "The requested resource does not exist."
 	case errors.Is(err, core.ErrConflict):
 		status, msg = http.StatusConflict, "The request conflicts with the current state of the resource."
+	case errors.Is(err, core.ErrInDoubt):
+		// As the gateway's own 504: the outcome of the write is open.
+		status, msg = http.StatusGatewayTimeout, "The request's deadline passed while its write was being committed; it may have been applied."
 	case errors.Is(err, core.ErrUnavailable):
 		status, msg = http.StatusServiceUnavailable, "The store is unavailable; try again shortly."
 		w.Header().Set("Retry-After", "1")
 		s.log.Warn("core api: store unavailable", "err", err)
+	case errors.Is(err, core.ErrExpired), errors.Is(err, context.DeadlineExceeded):
+		// After the store's own refusals: a write that found its record missing says so, deadline or not. Every
+		// write the core makes for a request is a store write: a deadline that ended anything else (a read, the
+		// wait before the write) ended it before anything was applied.
+		status, msg = http.StatusServiceUnavailable, "The request's deadline passed before it was applied; nothing was changed. Try again."
+		w.Header().Set("Retry-After", "1")
 	case isCanceled(err):
 		status, msg = http.StatusServiceUnavailable, "The request was canceled."
 	default:

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/budget"
 )
 
 // Options tune a Server. The configured values (server.max_body_bytes, auth.ttl, core.schema_ttl) come resolved
@@ -98,8 +99,43 @@ type call struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &StatusWriter{ResponseWriter: w}
-	route := s.serve(sw, r)
+	route := "other"
+	if r, cancel, ok := s.withBudget(sw, r, start); ok {
+		route = s.serve(sw, r)
+		cancel()
+	}
 	observe(r.Method, route, sw.Status(), start)
+}
+
+// withBudget gives r the deadline its gateway set in budget.Header: the time the gateway still waits for the
+// answer, counted from received on this host's clock (so the two hosts' clocks need not agree). Every store call
+// of the request runs under it, and a write whose deadline passes before it commits is rolled back and answered
+// 503 (core.ErrExpired): no one waits for its answer any more, and applied later it could land over a newer
+// write acknowledged meanwhile.
+//
+// The header is believed from anyone: it can only shorten the request's context (a deadline never extends a
+// parent's), so a caller can do no more with it than give up on its own request. It returns false after
+// answering a value that is malformed (400) or already spent (503).
+func (s *Server) withBudget(w http.ResponseWriter, r *http.Request, received time.Time) (*http.Request, context.CancelFunc, bool) {
+	vs := r.Header.Values(budget.Header)
+	if len(vs) == 0 {
+		return r, func() {}, true
+	}
+	left := budget.Max
+	for _, v := range vs {
+		d, err := budget.Parse(v)
+		if err != nil {
+			s.writeError(w, &httpError{http.StatusBadRequest, "Malformed " + budget.Header + " header: " + budget.ErrMalformed.Error() + "."})
+			return nil, nil, false
+		}
+		left = min(left, d) // several values: the shortest
+	}
+	if left <= 0 {
+		s.writeError(w, core.ErrExpired)
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), received.Add(left))
+	return r.WithContext(ctx), cancel, true
 }
 
 // serve handles one request and returns its route class for metrics.

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -161,7 +162,7 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	if err != nil {
 		return core.Record{}, fmt.Errorf("create %s record: %w", rec.Kind, err)
 	}
-	err = s.db.Write(ctx, func(tx Tx) error {
+	err = s.write(ctx, func(tx Tx) error {
 		// No row from qAllocID: an unknown kind.
 		types, err := firstTrip(ctx, tx, cached, accountID, rec.Kind, func(r Row) error { return r.Scan(&rec.ID) },
 			qAllocID, accountID, rec.Kind)
@@ -186,6 +187,35 @@ func (s *Store) CreateRecord(ctx context.Context, accountID int64, rec core.Reco
 	return rec, nil
 }
 
+// write runs a record write in one transaction, refusing it once ctx's deadline has passed: the statements run
+// under ctx (a wait for the writer or for a record's lock ends with it), and ctx is checked once more after the
+// last statement, before the commit. A write refused so was rolled back: it returns core.ErrExpired. A commit
+// that fails once the deadline has passed may have been applied all the same (PostgreSQL may have committed
+// before the connection was given up): it returns core.ErrInDoubt.
+func (s *Store) write(ctx context.Context, fn func(Tx) error) error {
+	committing := false
+	err := s.db.Write(ctx, func(tx Tx) error {
+		committing = false // Write may run fn again after a conflict
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		committing = true
+		return nil
+	})
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if committing {
+		return fmt.Errorf("%w: %w", core.ErrInDoubt, err)
+	}
+	// Whatever the driver made of the deadline (its own error, an interrupted statement, a cancelled query), the
+	// transaction ended before its commit. A refusal of the store's own (not found, conflict) still says so.
+	return fmt.Errorf("%w: %w", core.ErrExpired, err)
+}
+
 func queueInsertRecord(b *Batch, accountID int64, r core.Record, vals string) {
 	b.Queue(qInsertRecord, accountID, r.Kind, r.ID, r.Version, r.CreatedTime, r.CreatedBy, r.LastUpdatedTime,
 		r.LastUpdatedBy, r.DeletedTime, r.VersionComment, vals)
@@ -205,7 +235,7 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 		return core.Record{}, fmt.Errorf("update %s record %d: %w", kind, id, err)
 	}
 	var rec core.Record
-	err = s.db.Write(ctx, func(tx Tx) error {
+	err = s.write(ctx, func(tx Tx) error {
 		types, err := firstTrip(ctx, tx, cached, accountID, kind, func(r Row) (err error) {
 			rec, err = scanRecord(r)
 			return err
@@ -265,7 +295,7 @@ func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, 
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
-	err := s.db.Write(ctx, func(tx Tx) error {
+	err := s.write(ctx, func(tx Tx) error {
 		var deleted int64
 		if err := tx.QueryRow(ctx, s.lockDeletedTime(), accountID, kind, id).Scan(&deleted); err != nil {
 			return notFound(err)

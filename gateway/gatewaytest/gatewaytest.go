@@ -17,6 +17,7 @@ func Options() gateway.Options {
 		Upstreams:        c.Upstream.URLs(),
 		UpstreamTimeout:  c.Upstream.Timeout,
 		SlowStart:        c.Upstream.SlowStart,
+		QueueTimeout:     c.Upstream.QueueTimeout,
 		MaxIdleConns:     c.Upstream.MaxIdleConns,
 		MaxConnWait:      c.Upstream.MaxConnWait,
 		MaxBodyBytes:     int(c.Server.MaxBodyBytes),

@@ -231,8 +231,8 @@ var errorDoc = map[int]string{
 	429: "A rate limit was exceeded (or too many failed authentication attempts): try again after Retry-After seconds.",
 	500: "An internal error of the core or the gateway.",
 	502: "The core's answer could not be used (the gateway could not reach it, or could not translate its XML).",
-	503: "A rate limit was exceeded, where the operator chose the mirrored service's status; or the gateway or core is overloaded. Retry-After says when to try again.",
-	504: "The core did not answer in time.",
+	503: "A rate limit was exceeded, where the operator chose the mirrored service's status; or the gateway or core is overloaded; or the request waited too long in the gateway, or its deadline passed in the core, before anything was applied. Nothing was applied. Retry-After says when to try again.",
+	504: "The core did not answer in time (or its deadline passed while a write was being committed): a write may have been applied.",
 }
 
 func components() obj {
