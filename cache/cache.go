@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math/bits"
 	"strconv"
 	"sync"
@@ -222,11 +223,15 @@ func (c *Cache) Key(sc Scope, account, user string, version int, path, query, re
 
 // AppendKey appends the key of Key to b.
 func (c *Cache) AppendKey(b []byte, sc Scope, account, user string, version int, path, query, repr string) []byte {
+	var all, scope uint64
+	if g := c.account(account); g != nil {
+		all, scope = g.all.Load(), c.scopeGeneration(g, sc)
+	}
 	b = strconv.AppendUint(b, c.epoch.Load(), 10)
 	b = append(b, '.')
-	b = strconv.AppendUint(b, c.Generation(account), 10)
+	b = strconv.AppendUint(b, all, 10)
 	b = append(b, '.')
-	b = strconv.AppendUint(b, c.scopeGeneration(account, sc), 10)
+	b = strconv.AppendUint(b, scope, 10)
 	for i, s := range [...]string{account, user, "", path, query, repr} {
 		b = append(b, 0)
 		if i == 2 {
@@ -241,8 +246,10 @@ func (c *Cache) AppendKey(b []byte, sc Scope, account, user string, version int,
 type generations struct {
 	all       atomic.Uint64 // every read of the account (Invalidate)
 	anyRecord atomic.Uint64 // the reads that may show any record (ReadsAnyRecord)
-	kinds     sync.Map      // kind -> *kindGenerations, from the kind's first write on
-	nkinds    atomic.Int64  // entries of kinds
+	// kinds holds a kind's generations from its first write on. The map is never changed once stored: a new
+	// kind stores a copy (under kindsMu), which is rare, so a read's lookup is a plain map access.
+	kinds   atomic.Pointer[map[string]*kindGenerations]
+	kindsMu sync.Mutex
 }
 
 // kindGenerations are the generations of the reads of one kind.
@@ -286,23 +293,44 @@ func (c *Cache) accountFor(account string) *generations {
 
 // kind is the generations of a kind, nil before its first write.
 func (g *generations) kind(kind string) *kindGenerations {
-	if v, ok := g.kinds.Load(kind); ok {
-		return v.(*kindGenerations)
+	if m := g.kinds.Load(); m != nil {
+		return (*m)[kind]
 	}
 	return nil
 }
 
-// scopeGeneration is the current generation of a read's scope: 0 for ReadsAccount, which has none, and for
-// a scope never written.
-func (c *Cache) scopeGeneration(account string, sc Scope) uint64 {
-	if sc.Reads == ReadsAccount {
-		return 0
+// kindFor is the generations of a kind, made at its first write; nil when the account has maxKinds already.
+func (c *Cache) kindFor(g *generations, kind string) *kindGenerations {
+	if k := g.kind(kind); k != nil {
+		return k
 	}
-	g := c.account(account)
-	if g == nil {
-		return 0
+	g.kindsMu.Lock()
+	defer g.kindsMu.Unlock()
+	var old map[string]*kindGenerations
+	if m := g.kinds.Load(); m != nil {
+		old = *m
 	}
-	if sc.Reads == ReadsAnyRecord {
+	if k := old[kind]; k != nil {
+		return k
+	}
+	if len(old) >= maxKinds {
+		return nil
+	}
+	m := make(map[string]*kindGenerations, len(old)+1)
+	maps.Copy(m, old)
+	k := &kindGenerations{base: c.nextBase.Add(recordWindow) - recordWindow}
+	m[kind] = k
+	g.kinds.Store(&m)
+	return k
+}
+
+// scopeGeneration is the current generation of a read's scope in the account of g: 0 for ReadsAccount,
+// which has none, and for a scope never written.
+func (c *Cache) scopeGeneration(g *generations, sc Scope) uint64 {
+	switch sc.Reads {
+	case ReadsAccount:
+		return 0
+	case ReadsAnyRecord:
 		return g.anyRecord.Load()
 	}
 	k := g.kind(sc.Kind)
@@ -357,17 +385,10 @@ func (c *Cache) InvalidateWrite(w Write) {
 		return
 	}
 	g := c.accountFor(w.Account)
-	k := g.kind(w.Kind)
+	k := c.kindFor(g, w.Kind)
 	if k == nil {
-		if g.nkinds.Load() >= maxKinds {
-			c.Invalidate(w.Account)
-			return
-		}
-		v, loaded := g.kinds.LoadOrStore(w.Kind, &kindGenerations{base: c.nextBase.Add(recordWindow) - recordWindow})
-		if !loaded {
-			g.nkinds.Add(1)
-		}
-		k = v.(*kindGenerations)
+		c.Invalidate(w.Account)
+		return
 	}
 	if w.ID != "" {
 		c.recordSlot(k, w.ID).Add(1)
