@@ -377,8 +377,9 @@ func (c *Cache) Invalidate(account string) {
 // (when w names one), the reads of the kind's records and the reads that may show any record of the account;
 // without, every entry of the account (Invalidate).
 //
-// A kind's generations are made at its first write, and its reads see generation 0 until then: a record read
-// keeps its key until the record (or one sharing its slot) is written, since its slot only grows.
+// A kind's generations are made at its first write, and its reads see generation 0 until then; a record read
+// then sees its slot's, which is 0 unless a record in the slot was written, and only grows: a key never
+// returns to a generation of the past.
 func (c *Cache) InvalidateWrite(w Write) {
 	if w.Kind == "" {
 		c.Invalidate(w.Account)
