@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,13 +21,14 @@ import (
 // Channel is the Redis pub/sub channel invalidations travel on.
 const Channel = "reqgate:inval"
 
-// Bus carries an account's invalidation to the other gateway replicas. The local cache is invalidated by the
+// Bus carries a write's invalidation to the other gateway replicas. The local cache is invalidated by the
 // caller first.
 type Bus interface {
-	// Publish returns once the invalidation is on its way to the other replicas (for RedisBus: Redis has
-	// acknowledged it and sent it out), so that a write's response, sent after it, cannot overtake it; or
-	// once that has failed, which the bus itself logs and counts.
-	Publish(account string)
+	// Publish returns once the invalidation of what w may have changed (Cache.InvalidateWrite) is on its way
+	// to the other replicas (for RedisBus: Redis has acknowledged it and sent it out), so that a write's
+	// response, sent after it, cannot overtake it; or once that has failed, which the bus itself logs and
+	// counts.
+	Publish(w Write)
 	// Purge asks every other replica to drop the account's cached reads and everything it remembers of the
 	// account (the handler given to SetPurgeHandler), as Publish does for an invalidation.
 	Purge(account string)
@@ -37,7 +39,7 @@ type Bus interface {
 type LocalBus struct{}
 
 // Publish does nothing: the caller has already invalidated the only cache.
-func (LocalBus) Publish(string) {}
+func (LocalBus) Publish(Write) {}
 
 // Purge does nothing: the caller has already purged the only replica.
 func (LocalBus) Purge(string) {}
@@ -57,11 +59,15 @@ const probeInterval = time.Second
 // Publish returns when Redis has acknowledged the PUBLISH (Redis answers once it has queued the message to
 // every subscriber) and, while the bus is up, the message has come back on this replica's own subscription:
 // Redis writes a message to all its subscribers in one pass, so by then it has left for the other replicas
-// too, not merely been queued. Each replica reads its subscription on one goroutine that invalidates the
-// account as soon as the message is parsed, with no hand-off to another goroutine. So a caller who writes
+// too, not merely been queued. Each replica reads its subscription on one goroutine that applies the
+// invalidation as soon as the message is parsed, with no hand-off to another goroutine. So a caller who writes
 // through one replica and then reads through another finds the invalidation applied there, unless that
-// replica has fallen behind its own socket. A message is "<origin>:<sequence> <account>": the origin tells a
-// replica its own messages, the sequence which Publish is waiting for one.
+// replica has fallen behind its own socket. A message is "<origin>:<sequence>:<kind>/<id> <account>" for a
+// write of a record ("<kind>/" for a create; kind and id path-escaped), "<origin>:<sequence> <account>" for
+// the whole account: the origin tells a replica its own messages, the sequence which Publish is waiting for
+// one. A replica that knows only the second form reads the first as it (the scope falls in the sequence,
+// which only the origin's own replica reads), so it invalidates the whole account: safe during a rolling
+// upgrade.
 //
 // The bus is down while this replica may miss invalidations: from any failed exchange with Redis (a PUBLISH,
 // the periodic PING, the subscription's connection, a PING on it left unanswered) until the subscription
@@ -120,12 +126,36 @@ func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
 	return b
 }
 
-// Publish sends the account's invalidation to the other replicas and returns when Redis has acknowledged it
-// and, while the bus is up, it has come back on this replica's subscription; or after PublishTimeout. A
-// failure of either marks the bus down; the write it follows has happened all the same, so the caller
-// answers it either way. While the bus is down only the acknowledgement is awaited: the subscription may
-// not deliver.
-func (b *RedisBus) Publish(account string) { b.send(account, account) }
+// Publish sends the invalidation of w to the other replicas and returns when Redis has acknowledged it and,
+// while the bus is up, it has come back on this replica's subscription; or after PublishTimeout. A failure of
+// either marks the bus down; the write it follows has happened all the same, so the caller answers it either
+// way. While the bus is down only the acknowledgement is awaited: the subscription may not deliver.
+func (b *RedisBus) Publish(w Write) { b.send(writeScope(w), w.Account, w.Account) }
+
+// writeScope is the scope part of the message of w, "" for the whole account.
+func writeScope(w Write) string {
+	if w.Kind == "" {
+		return ""
+	}
+	return url.PathEscape(w.Kind) + "/" + url.PathEscape(w.ID)
+}
+
+// parseWrite reads the scope part of a message back into the write of account it names; ok is false when
+// it names none, and the whole account is then invalidated.
+func parseWrite(account, scope string) (w Write, ok bool) {
+	k, id, found := strings.Cut(scope, "/")
+	if !found {
+		return Write{}, false
+	}
+	kind, err := url.PathUnescape(k)
+	if err != nil || kind == "" {
+		return Write{}, false
+	}
+	if id, err = url.PathUnescape(id); err != nil {
+		return Write{}, false
+	}
+	return Write{Account: account, Kind: kind, ID: id}, true
+}
 
 // purgePrefix marks a purge on the channel: "origin:seq purge <account>". A replica that does not know purges
 // reads it as the invalidation of an account named "purge <account>", which no account is (keys have no
@@ -133,14 +163,15 @@ func (b *RedisBus) Publish(account string) { b.send(account, account) }
 const purgePrefix = "purge "
 
 // Purge sends the account's purge to the other replicas, waiting like Publish.
-func (b *RedisBus) Purge(account string) { b.send(purgePrefix+account, account) }
+func (b *RedisBus) Purge(account string) { b.send("", purgePrefix+account, account) }
 
 // SetPurgeHandler sets what a purge published by another replica runs (besides the cache's invalidation of
 // the account).
 func (b *RedisBus) SetPurgeHandler(f func(account string)) { b.onPurge.Store(&f) }
 
-// send publishes message (an account, or a purge of one) and waits as Publish says.
-func (b *RedisBus) send(message, account string) {
+// send publishes message (an account, or a purge of one) with scope (see writeScope) and waits as Publish
+// says.
+func (b *RedisBus) send(scope, message, account string) {
 	if b.closed.Load() {
 		return
 	}
@@ -163,7 +194,11 @@ func (b *RedisBus) send(message, account string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	payload := b.origin + ":" + strconv.FormatUint(seq, 10) + " " + message
+	payload := b.origin + ":" + strconv.FormatUint(seq, 10)
+	if scope != "" {
+		payload += ":" + scope
+	}
+	payload += " " + message
 	if err := b.rdb.Publish(ctx, Channel, payload).Err(); err != nil {
 		if !b.closed.Load() {
 			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
@@ -317,20 +352,23 @@ func (r *receiver) probe(now time.Time) {
 	}
 }
 
-// apply invalidates the account of a message published by another replica, and hands a message of this
+// apply applies the invalidation of a message published by another replica, and hands a message of this
 // replica's own to the Publish waiting for it.
 func (b *RedisBus) apply(payload string) {
 	from, account, ok := strings.Cut(payload, " ")
 	if !ok || account == "" {
 		return
 	}
-	origin, seq, _ := strings.Cut(from, ":")
+	origin, rest, _ := strings.Cut(from, ":")
+	seq, scope, scoped := strings.Cut(rest, ":")
 	if origin != b.origin {
 		if purged, ok := strings.CutPrefix(account, purgePrefix); ok {
 			b.cache.Invalidate(purged)
 			if f := b.onPurge.Load(); f != nil {
 				(*f)(purged)
 			}
+		} else if w, ok := parseWrite(account, scope); scoped && ok {
+			b.cache.InvalidateWrite(w)
 		} else {
 			b.cache.Invalidate(account)
 		}

@@ -37,14 +37,14 @@ func TestRedisBusCarriesInvalidation(t *testing.T) {
 
 	// Wait until B's subscription is live: a probe published by A must arrive.
 	if !waitFor(5*time.Second, func() bool {
-		busA.Publish("probe")
+		busA.Publish(Write{Account: "probe"})
 		return b.Generation("probe") > 0
 	}) {
 		t.Fatal("replica B never received an invalidation")
 	}
 	before := b.Generation("demo")
 	a.Invalidate("demo")
-	busA.Publish("demo")
+	busA.Publish(Write{Account: "demo"})
 	if !waitFor(time.Second, func() bool { return b.Generation("demo") > before }) {
 		t.Fatal("replica B did not drop demo within one second")
 	}
@@ -53,22 +53,67 @@ func TestRedisBusCarriesInvalidation(t *testing.T) {
 	}
 }
 
+// TestRedisBusCarriesWriteScope publishes a write of one record and checks that the other replica makes old
+// what the write makes old locally, and only that; a message whose scope it cannot read makes the whole
+// account old there, as a replica that knows no scopes does with every message.
+func TestRedisBusCarriesWriteScope(t *testing.T) {
+	// A kind and an id that need escaping in the message.
+	w := Write{Account: "demo", Kind: "r k:/%", ID: "2"}
+	odd := []Scope{{Reads: ReadsRecord, Kind: w.Kind, ID: w.ID}, {Reads: ReadsKind, Kind: w.Kind}}
+	srv := redistest.Start(t)
+	a, b, local := newCache(t, Options{}), newCache(t, Options{}), newCache(t, Options{})
+	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
+	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
+		t.Fatal("replica B never received an invalidation")
+	}
+	wantKey := func(c *Cache) map[string]string {
+		keys := scopedKeys(c)
+		keys["odd"] = c.Key(odd[0], "demo", "", 2, "/odd", "", "xml")
+		keys["odd kind"] = c.Key(odd[1], "demo", "", 2, "/odd", "", "xml")
+		return keys
+	}
+	before := wantKey(b)
+	localBefore := wantKey(local)
+	local.InvalidateWrite(w)
+	busA.Publish(w)
+	localAfter := wantKey(local)
+	if !waitFor(time.Second, func() bool { k := wantKey(b); return k["odd"] != before["odd"] }) {
+		t.Fatal("replica B did not apply the write within one second")
+	}
+	after := wantKey(b)
+	for name := range after {
+		if got, want := after[name] != before[name], localAfter[name] != localBefore[name]; got != want {
+			t.Errorf("%s: key changed on replica B=%v, locally %v", name, got, want)
+		}
+	}
+
+	// A scope this version cannot read: the whole account.
+	gen := b.Generation("demo")
+	if err := newRedis(t, srv).Publish(context.Background(), Channel, "other:1:re%zz/2 demo").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(time.Second, func() bool { return b.Generation("demo") > gen }) {
+		t.Fatal("a message with an unreadable scope did not invalidate the account")
+	}
+}
+
 func TestRedisBusOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newCache(t, Options{}), newCache(t, Options{})
 	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
-	if !waitFor(5*time.Second, func() bool { busA.Publish("probe"); return b.Generation("probe") > 0 }) {
+	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
 	}
-	key := b.Key("demo", "", 2, "/p", "", "xml")
+	key := b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
 	if err := b.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	b.Wait()
 
 	srv.Stop()
-	busA.Publish("demo")
+	busA.Publish(Write{Account: "demo"})
 	if !waitFor(5*time.Second, func() bool { return !busA.Up() }) {
 		t.Fatal("bus A still up with Redis stopped")
 	}
@@ -77,7 +122,7 @@ func TestRedisBusOutage(t *testing.T) {
 	}
 	srv.Restart(t)
 	// B re-subscribes and, having possibly missed messages, drops everything.
-	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key("demo", "", 2, "/p", "", "xml")); return !ok }) {
+	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
 		t.Fatal("replica B kept its entries after the subscription came back")
 	}
 	if !waitFor(5*time.Second, func() bool { return busA.Up() }) {
@@ -109,7 +154,7 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 				t.Fatal("bus never came up")
 			}
 			store := func(path string) string {
-				key := c.Key("demo", "", 2, path, "", "xml")
+				key := c.Key(Scope{}, "demo", "", 2, path, "", "xml")
 				if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
 					t.Fatal(err)
 				}
@@ -126,7 +171,7 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 
 			tc.lose(t, srv)
 			start := time.Now()
-			bus.Publish("demo")
+			bus.Publish(Write{Account: "demo"})
 			// A correctness bound (Publish must not hang on Redis), not a timing check.
 			if took := time.Since(start); took > 5*time.Second {
 				t.Errorf("Publish took %v with Redis %s", took, tc.name)
@@ -161,10 +206,10 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 	a, b := newCache(t, Options{}), newCache(t, Options{})
 	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
-	if !waitFor(5*time.Second, func() bool { busA.Publish("probe"); return b.Generation("probe") > 0 }) {
+	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
 	}
-	key := b.Key("demo", "", 2, "/p", "", "xml")
+	key := b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
 	if err := b.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +218,14 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
 		t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
 	}
-	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key("demo", "", 2, "/p", "", "xml")); return !ok }) {
+	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
 		t.Fatal("replica B kept its entries after its subscription was broken")
 	}
 	if !waitFor(10*time.Second, func() bool { return busA.Up() && busB.Up() }) {
 		t.Fatal("buses not up again after their subscriptions were restored")
 	}
 	before := b.Generation("demo")
-	busA.Publish("demo")
+	busA.Publish(Write{Account: "demo"})
 	if !waitFor(time.Second, func() bool { return b.Generation("demo") > before }) {
 		t.Fatal("replica B does not hear A after its subscription was restored")
 	}

@@ -1,11 +1,15 @@
 // Package cache holds the gateway's response cache: copied upstream responses in a ristretto cache with a byte
-// budget, made invisible after writes by per-account generations that are part of every key, and an
-// invalidation bus that carries those bumps to the other gateway replicas (in process, or over Redis pub/sub).
+// budget, made invisible after writes by generations that are part of every key (one per account, and one per
+// scope a write can change: a record, the records of a kind, every record of the account), and an invalidation
+// bus that carries those bumps to the other gateway replicas (in process, or over Redis pub/sub).
 package cache
 
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"maps"
+	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -68,7 +72,17 @@ type Cache struct {
 	busUp    atomic.Bool   // SetBusUp's last word
 	setMu    sync.Mutex    // serialises SetBusUp and SetTTL, which both compute fresh
 	epoch    atomic.Uint64 // bumped by InvalidateAll: every key of the process changes
-	gens     sync.Map      // account -> *atomic.Uint64
+	gens     sync.Map      // account -> *generations
+
+	// The generations of records: a fixed table, so that the records a process has ever seen written cost no
+	// memory. Each kind of each account gets a window of recordWindow consecutive slots when it is first
+	// written, and a record with a numeric id the slot of its id within it, so the records of a kind share a
+	// slot only when their ids lie len(records) apart, and the windows of kinds overlap only once
+	// len(records)/recordWindow kinds have been written. Records sharing a slot invalidate each other's reads
+	// too, which costs hits, never freshness.
+	records  []atomic.Uint64
+	nextBase atomic.Uint64 // the start of the next kind's window
+	seed     maphash.Seed  // for the slot of an id that is not a number
 
 	hits, misses, stale, evictions atomic.Uint64
 }
@@ -85,7 +99,7 @@ func New(opt Options) (*Cache, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	c := &Cache{opt: opt}
+	c := &Cache{opt: opt, seed: maphash.MakeSeed(), records: make([]atomic.Uint64, slotCount(opt.MaxBytes))}
 	c.fresh.Store(int64(opt.TTL))
 	c.ttl.Store(int64(opt.TTL))
 	c.staleFor.Store(int64(opt.StaleIfError))
@@ -109,6 +123,13 @@ func New(opt Options) (*Cache, error) {
 	c.store = store
 	register(c)
 	return c, nil
+}
+
+// slotCount is the size of the table of record generations for a byte budget: a power of two, about one slot
+// per 2 KiB of budget (an entry is rarely smaller, and a record has several), between 4096 and 1<<20 (8 MiB).
+func slotCount(maxBytes int64) int {
+	want := min(max(maxBytes/2048, 1<<12), 1<<20)
+	return 1 << bits.Len64(uint64(want-1))
 }
 
 // check refuses the values no configuration can mean.
@@ -157,20 +178,60 @@ func (c *Cache) storeFresh() {
 	}
 }
 
-// Key builds the cache key of a read: the scope (account, or account and user), the account's generation and
-// the process epoch, then the request's version, normalised path, sorted query and representation. The
-// generation is read now, so a key taken before an upstream call names the state before any write that
-// finishes during the call: such a late fill lands under an old generation and is never read.
-func (c *Cache) Key(account, user string, version int, path, query, repr string) string {
+// Reads says what a cached read shows, and so which writes can make it old.
+type Reads uint8
+
+// The kinds of read.
+const (
+	// ReadsAccount is a read that only the account's files change (field lists, view definitions, users,
+	// objects): only the account's own invalidation (Invalidate) makes it old.
+	ReadsAccount Reads = iota
+	// ReadsRecord is a read of one record, Kind and ID: the record in any version and representation, and
+	// its field history.
+	ReadsRecord
+	// ReadsKind is a read of the records of a kind, Kind: a search, a view's contents.
+	ReadsKind
+	// ReadsAnyRecord is a read that may show any record of the account: related items, which show the
+	// summaries of other records.
+	ReadsAnyRecord
+)
+
+// Scope is what a cached read depends on, besides the account (whose invalidation makes every read old).
+type Scope struct {
+	Reads Reads
+	Kind  string // the kind of record, as its path segment names it (ReadsRecord, ReadsKind)
+	ID    string // the record's id in canonical form (ReadsRecord): the same record must give the same ID
+}
+
+// Write is what a write may have changed: the record Kind/ID (an update, a delete), a new record of Kind (ID
+// ""), or with Kind "" anything of the account. InvalidateWrite makes the reads it can change old.
+type Write struct {
+	Account string
+	Kind    string
+	ID      string
+}
+
+// Key builds the cache key of a read: the process epoch, the account's generation and the generation of the
+// read's scope, then the scope (account, or account and user), the request's version, normalised path,
+// sorted query and representation. The generations are read now, so a key taken before an upstream call
+// names the state before any write that finishes during the call: such a late fill lands under an old
+// generation and is never read.
+func (c *Cache) Key(sc Scope, account, user string, version int, path, query, repr string) string {
 	var buf [256]byte // one allocation, the key itself, for a key that fits
-	return string(c.AppendKey(buf[:0], account, user, version, path, query, repr))
+	return string(c.AppendKey(buf[:0], sc, account, user, version, path, query, repr))
 }
 
 // AppendKey appends the key of Key to b.
-func (c *Cache) AppendKey(b []byte, account, user string, version int, path, query, repr string) []byte {
+func (c *Cache) AppendKey(b []byte, sc Scope, account, user string, version int, path, query, repr string) []byte {
+	var all, scope uint64
+	if g := c.account(account); g != nil {
+		all, scope = g.all.Load(), c.scopeGeneration(g, sc)
+	}
 	b = strconv.AppendUint(b, c.epoch.Load(), 10)
 	b = append(b, '.')
-	b = strconv.AppendUint(b, c.Generation(account), 10)
+	b = strconv.AppendUint(b, all, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, scope, 10)
 	for i, s := range [...]string{account, user, "", path, query, repr} {
 		b = append(b, 0)
 		if i == 2 {
@@ -181,21 +242,160 @@ func (c *Cache) AppendKey(b []byte, account, user string, version int, path, que
 	return b
 }
 
+// generations are the generations of an account's reads.
+type generations struct {
+	all       atomic.Uint64 // every read of the account (Invalidate)
+	anyRecord atomic.Uint64 // the reads that may show any record (ReadsAnyRecord)
+	// kinds holds a kind's generations from its first write on. The map is never changed once stored: a new
+	// kind stores a copy (under kindsMu), which is rare, so a read's lookup is a plain map access.
+	kinds   atomic.Pointer[map[string]*kindGenerations]
+	kindsMu sync.Mutex
+}
+
+// kindGenerations are the generations of the reads of one kind.
+type kindGenerations struct {
+	records atomic.Uint64 // the reads of the kind's records (ReadsKind)
+	base    uint64        // the start of the kind's window in Cache.records
+}
+
+// maxKinds bounds the kinds an account remembers generations of. An account's kinds are those of its account
+// file, a handful; a write to a kind past the bound (a path the core refused with a 5xx) invalidates the whole
+// account instead.
+const maxKinds = 1024
+
+// recordWindow is how many consecutive slots of Cache.records a kind gets.
+const recordWindow = 1 << 12
+
 // Generation is the current generation of an account (0 until its first invalidation).
 func (c *Cache) Generation(account string) uint64 {
-	if v, ok := c.gens.Load(account); ok {
-		return v.(*atomic.Uint64).Load()
+	if g := c.account(account); g != nil {
+		return g.all.Load()
 	}
 	return 0
 }
 
+// account is the generations of an account, nil before its first invalidation.
+func (c *Cache) account(account string) *generations {
+	if v, ok := c.gens.Load(account); ok {
+		return v.(*generations)
+	}
+	return nil
+}
+
+// accountFor is the generations of an account, made at its first invalidation.
+func (c *Cache) accountFor(account string) *generations {
+	if g := c.account(account); g != nil {
+		return g
+	}
+	v, _ := c.gens.LoadOrStore(account, new(generations))
+	return v.(*generations)
+}
+
+// kind is the generations of a kind, nil before its first write.
+func (g *generations) kind(kind string) *kindGenerations {
+	if m := g.kinds.Load(); m != nil {
+		return (*m)[kind]
+	}
+	return nil
+}
+
+// kindFor is the generations of a kind, made at its first write; nil when the account has maxKinds already.
+func (c *Cache) kindFor(g *generations, kind string) *kindGenerations {
+	if k := g.kind(kind); k != nil {
+		return k
+	}
+	g.kindsMu.Lock()
+	defer g.kindsMu.Unlock()
+	var old map[string]*kindGenerations
+	if m := g.kinds.Load(); m != nil {
+		old = *m
+	}
+	if k := old[kind]; k != nil {
+		return k
+	}
+	if len(old) >= maxKinds {
+		return nil
+	}
+	m := make(map[string]*kindGenerations, len(old)+1)
+	maps.Copy(m, old)
+	k := &kindGenerations{base: c.nextBase.Add(recordWindow) - recordWindow}
+	m[kind] = k
+	g.kinds.Store(&m)
+	return k
+}
+
+// scopeGeneration is the current generation of a read's scope in the account of g: 0 for ReadsAccount,
+// which has none, and for a scope never written.
+func (c *Cache) scopeGeneration(g *generations, sc Scope) uint64 {
+	switch sc.Reads {
+	case ReadsAccount:
+		return 0
+	case ReadsAnyRecord:
+		return g.anyRecord.Load()
+	}
+	k := g.kind(sc.Kind)
+	switch {
+	case k == nil:
+		return 0
+	case sc.Reads == ReadsKind:
+		return k.records.Load()
+	}
+	return c.recordSlot(k, sc.ID).Load()
+}
+
+// recordSlot is the generation of a record of a kind: the slot of its id in the kind's window when the id is
+// a decimal number, else one the id's hash picks.
+func (c *Cache) recordSlot(k *kindGenerations, id string) *atomic.Uint64 {
+	off, ok := decimal(id)
+	if !ok {
+		off = maphash.String(c.seed, id)
+	}
+	return &c.records[(k.base+off)&uint64(len(c.records)-1)]
+}
+
+// decimal reads a number of at most 19 decimal digits.
+func decimal(s string) (n uint64, ok bool) {
+	if s == "" || len(s) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(s[i]-'0')
+	}
+	return n, true
+}
+
 // Invalidate makes every entry of the account unreachable at once; they age out of the store later.
 func (c *Cache) Invalidate(account string) {
-	v, ok := c.gens.Load(account)
-	if !ok {
-		v, _ = c.gens.LoadOrStore(account, new(atomic.Uint64))
+	c.accountFor(account).all.Add(1)
+	invalidationsTotal.Inc()
+}
+
+// InvalidateWrite makes unreachable the entries of the reads w can change: with a Kind, the record's reads
+// (when w names one), the reads of the kind's records and the reads that may show any record of the account;
+// without, every entry of the account (Invalidate).
+//
+// A kind's generations are made at its first write, and its reads see generation 0 until then; a record read
+// then sees its slot's, which is 0 unless a record in the slot was written, and only grows: a key never
+// returns to a generation of the past.
+func (c *Cache) InvalidateWrite(w Write) {
+	if w.Kind == "" {
+		c.Invalidate(w.Account)
+		return
 	}
-	v.(*atomic.Uint64).Add(1)
+	g := c.accountFor(w.Account)
+	k := c.kindFor(g, w.Kind)
+	if k == nil {
+		c.Invalidate(w.Account)
+		return
+	}
+	if w.ID != "" {
+		c.recordSlot(k, w.ID).Add(1)
+	}
+	k.records.Add(1)
+	g.anyRecord.Add(1)
 	invalidationsTotal.Inc()
 }
 

@@ -28,7 +28,7 @@ func TestSetTTL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := &clock{now: time.Unix(1_700_000_000, 0)}
 			c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
-			key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+			key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 			if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestSetTTL(t *testing.T) {
 func TestSetTTLWhileBusDown(t *testing.T) {
 	clk := &clock{now: time.Unix(1_700_000_000, 0)}
 	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
-	key := c.Key("demo", "", 2, "/api2/demo/re/1", "", "xml")
+	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/reqgate/reqgate/cache"
 )
 
 // prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
@@ -70,7 +72,7 @@ func (g *Gateway) forward(x *exchange) {
 		g.upstreamFailed(x, err)
 		if write {
 			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
-			g.invalidate(x.rt.APIKey)
+			g.invalidate(writeOf(&x.rt))
 		}
 		return
 	}
@@ -81,7 +83,7 @@ func (g *Gateway) forward(x *exchange) {
 	resp.Header.Del(headerAuthProof)
 	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.callerHost())
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
-		g.invalidate(x.rt.APIKey)
+		g.invalidate(writeOf(&x.rt))
 	}
 	g.translateResponse(x)
 	g.cacheHeaders(x, 0)
@@ -110,16 +112,16 @@ func (g *Gateway) upstreamFailed(x *exchange, err error) {
 	g.cacheHeaders(x, 0)
 }
 
-// invalidate makes every cached read of the account invisible, here at once and on the other replicas
+// invalidate makes the cached reads that w can change invisible, here at once and on the other replicas
 // through the bus, before the write's response is returned.
-func (g *Gateway) invalidate(account string) {
-	if account == "" {
+func (g *Gateway) invalidate(w cache.Write) {
+	if w.Account == "" {
 		return
 	}
 	if g.cache != nil {
-		g.cache.Invalidate(account)
+		g.cache.InvalidateWrite(w)
 	}
-	g.bus.Publish(account)
+	g.bus.Publish(w)
 }
 
 // cacheHeaders sets X-Cache and Age on a cacheable read.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
@@ -33,7 +34,7 @@ func startReplica(t *testing.T, opt Options, rs *redistest.Server) *testGateway 
 func waitListening(t *testing.T, a, b *testGateway) {
 	t.Helper()
 	if !waitUntil(5*time.Second, func() bool {
-		a.invalidate("probe")
+		a.invalidate(cache.Write{Account: "probe"})
 		return b.cache.Generation("probe") > 0
 	}) {
 		t.Fatal("replica B never received an invalidation")
@@ -41,14 +42,16 @@ func waitListening(t *testing.T, a, b *testGateway) {
 }
 
 // TestInvalidationAcrossReplicas writes through one replica and reads through another that shares a real
-// Redis: the second replica drops its cached reads of the account within one second. Related reads of the
-// account (search, view) are dropped too.
+// Redis: the second replica drops its cached reads of the record within one second, and the reads that may
+// show it (its kind's search, related items) too, but keeps what the write cannot change (another kind's
+// records and searches, users).
 func TestInvalidationAcrossReplicas(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	rs := redistest.Start(t)
 	a, b := startReplica(t, cachedOptions(c), rs), startReplica(t, cachedOptions(c), rs)
 	paths := []string{"/api2/demo/re/2", "/api/demo/re/2", "/api2/demo/re/search?field_103=2", "/api2/demo/re/2/related"}
-	for _, p := range paths {
+	kept := []string{"/api2/demo/ft/2", "/api2/demo/ft/search?field_203=2", "/api2/demo/user", "/api2/demo/re/4"}
+	for _, p := range append(kept, paths...) {
 		get(t, b.URL+p)
 		if res := get(t, b.URL+p); res.Header.Get("X-Cache") != "HIT" {
 			t.Fatalf("replica B did not cache %s", p)
@@ -71,6 +74,11 @@ func TestInvalidationAcrossReplicas(t *testing.T) {
 	for _, p := range paths[2:] {
 		if got := get(t, b.URL+p).Header.Get("X-Cache"); got == "HIT" {
 			t.Errorf("replica B still has %s cached after the write", p)
+		}
+	}
+	for _, p := range kept {
+		if got := get(t, b.URL+p).Header.Get("X-Cache"); got != "HIT" {
+			t.Errorf("replica B dropped %s, which the write cannot change: X-Cache=%q", p, got)
 		}
 	}
 }

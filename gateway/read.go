@@ -153,7 +153,7 @@ func (g *Gateway) cacheKey(x *exchange, buf []byte, repr string) string {
 	if g.scopeUser {
 		scopeUser = x.cred.user
 	}
-	b := g.cache.AppendKey(buf, x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, repr)
+	b := g.cache.AppendKey(buf, readScope(&x.rt), x.rt.APIKey, scopeUser, x.rt.Version, x.rt.Path, x.rt.Query, repr)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 

@@ -86,6 +86,17 @@ func (r *Route) Cacheable() bool {
 	return false
 }
 
+// RecordID is the canonical form of a record id segment as the core reads it: 1 to 18 decimal digits naming a
+// positive number, leading zeros ignored, so "014" and "14" give "14", the one record both name. ok is false
+// for a segment the core reads as no record (it answers 404).
+func RecordID(seg string) (id string, ok bool) {
+	if seg == "" || len(seg) > 18 || strings.Trim(seg, "0123456789") != "" {
+		return "", false
+	}
+	id = strings.TrimLeft(seg, "0")
+	return id, id != ""
+}
+
 // Errors of Parse; all of them are 400 Bad Request.
 var (
 	ErrTooLong  = errors.New("request target too long")

@@ -201,3 +201,26 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+func TestRecordID(t *testing.T) {
+	for _, tc := range []struct {
+		seg, want string
+		ok        bool
+	}{
+		{"14", "14", true},
+		{"014", "14", true},
+		{"000000000000000014", "14", true},
+		{"0000000000000000014", "", false}, // 19 characters: the core reads no record
+		{"0", "", false},
+		{"00", "", false},
+		{"", "", false},
+		{"+14", "", false},
+		{"1e3", "", false},
+		{"RE-14", "", false},
+	} {
+		got, ok := RecordID(tc.seg)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("RecordID(%q) = %q, %v; want %q, %v", tc.seg, got, ok, tc.want, tc.ok)
+		}
+	}
+}
