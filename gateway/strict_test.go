@@ -103,7 +103,7 @@ func TestHTTP11Strictness(t *testing.T) {
 		post     = "POST /api2/demo/re HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Type: application/xml\r\n"
 		smuggled = "GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n\r\n"
 		// A read a create of re changes, so that the core answers it after a create (re/1 stays cached).
-		searchRe = "GET /api2/demo/re/search?created_time%3E0 HTTP/1.1\r\nHost: gw\r\n" + rawAuth
+		searchRe = "GET /api2/demo/re/search?created_time%3E1000000000 HTTP/1.1\r\nHost: gw\r\n" + rawAuth
 	)
 	tests := []struct {
 		name     string
