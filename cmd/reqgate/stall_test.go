@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,6 +58,7 @@ func TestStalledGatewayDoesNotWriteLate(t *testing.T) {
 	if err := procs[0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, procs[0].cmd.Process.Pid)
 	resumed := false
 	resume := func() {
 		if !resumed {
@@ -99,5 +102,33 @@ func TestStalledGatewayDoesNotWriteLate(t *testing.T) {
 	// A serves again.
 	if code, _, err := call(c, http.MethodPut, a+rec, titleBody("after")); err != nil || code != http.StatusOK {
 		t.Errorf("write through A after it resumed: %d %v", code, err)
+	}
+}
+
+// waitStopped waits until every thread of process pid has stopped (a signal is delivered asynchronously: on a
+// loaded machine a thread of the process may still run for a while after kill returns).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+			// The state follows the command name in parentheses: "pid (comm) T ...".
+			if i := strings.LastIndexByte(string(stat), ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+				stopped++
+			}
+		}
+		if stopped == len(tasks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop: %d of %d threads stopped", pid, stopped, len(tasks))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
