@@ -47,8 +47,8 @@ func (s *Store) lockDeletedTime() string {
 // prepares statements ahead of use.
 func Statements(d *Dialect) (reads, writes []string) {
 	s := &Store{d: d}
-	reads = []string{qRecord}
-	writes = []string{qAllocID, qInsertRecord, s.lockRecord(), qInsertHistory, qUpdateRecord, s.lockDeletedTime(),
+	reads = []string{qRecord, qReceipt}
+	writes = []string{qKeepReceipt, qPruneReceipts, qAllocID, qInsertRecord, s.lockRecord(), qInsertHistory, qUpdateRecord, s.lockDeletedTime(),
 		qMarkDeleted, qDeleteTerm, qSearchable}
 	for n := 1; n <= preparedTerms; n++ {
 		writes = append(writes, qInsertTerms(n))
