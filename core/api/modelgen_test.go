@@ -199,23 +199,36 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 		}
 		return plain(s, s, true)
 	case core.TypeNumber:
-		if r.chance(10) {
-			// Not numbers. NaN, Inf and Go's other number syntaxes (0x1p4, 1_0) are left out: the core stores them
-			// as sent where the manual's decimal numbers refuse them (a known discrepancy, to be fixed).
-			return plain(pick(r, []string{"abc", "1,5", "1.2.3", "12e", "--1"}), "", false)
+		if r.chance(25) {
+			// Not decimal numbers: an exponent, a missing whole part or fraction, NaN, Inf, hexadecimal, "_",
+			// a sign alone, and a number beyond the range of a double.
+			return plain(pick(r, []string{"abc", "1,5", "1.2.3", "12e", "--1", "NaN", "nan", "Inf", "-Inf", "+Inf",
+				"Infinity", "0x1p4", "0x10", "1_0", "1e3", "0.1e1", "1E-2", ".5", "-.5", "5.", "+", "-", "+-1",
+				"1" + strings.Repeat("0", 400)}), "", false)
+		}
+		if r.chance(5) {
+			// Decimal numbers stored as written, however they are written.
+			v := pick(r, []string{"12.50", "007", "-0", "0.0", "-0.000"})
+			return plain(r.pad(v), v, true)
 		}
 		v := strconv.Itoa(r.rng.Intn(2000))
 		if r.chance(60) {
 			frac := strings.TrimRight(fmt.Sprintf("%03d", 1+r.rng.Intn(999)), "0")
 			v += "." + frac
 		}
-		if v != "0" && r.chance(30) {
+		switch n := r.rng.Intn(100); {
+		case v != "0" && n < 30:
 			v = "-" + v
+		case n < 40:
+			// A leading + is dropped when stored.
+			return plain(r.pad("+"+v), v, true)
 		}
 		return plain(r.pad(v), v, true)
 	case core.TypeEmail:
-		if r.chance(10) {
-			return plain(pick(r, []string{"nobody", "example.com", "at.example.org"}), "", false)
+		if r.chance(30) {
+			// No @, nothing before or after it, white space inside.
+			return plain(pick(r, []string{"nobody", "example.com", "at.example.org", "@example.com", "a@", "@",
+				"a b@example.com", "a@exa mple.com", "a@example.com b"}), "", false)
 		}
 		v := pick(r, []string{"a@example.com", "first.last@model.test", "x+tag@sub.example.org"})
 		return plain(r.pad(v), v, true)
@@ -294,6 +307,22 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 			parts[i] = strconv.FormatInt(n, 10)
 		}
 		raw := strings.Join(parts, pick(r, []string{",", ", "}))
+		if r.chance(6) {
+			// An empty item: 1,,3 or ,1 or 1, (or a lone comma).
+			switch r.rng.Intn(3) {
+			case 0:
+				raw = "," + raw
+			case 1:
+				raw += ","
+			default:
+				if i := strings.Index(raw, ","); i >= 0 {
+					raw = raw[:i] + "," + raw[i:]
+				} else {
+					raw += ","
+				}
+			}
+			return plain(raw, "", false)
+		}
 		return plain(raw, canon, valid)
 	case core.TypeTextarea:
 		if r.chance(8) {
