@@ -402,16 +402,84 @@ func recordBody(root string, fields []string) string {
 	return "<" + root + "><fields>" + strings.Join(fields, "") + "</fields></" + root + ">"
 }
 
+// fieldShapes are <field> elements of a shape the manual refuses (400), each built for a field of k: inside
+// <field> only <name>, one <value> and the children of a read are taken, and nothing sent is dropped. Each
+// holds a value that would be stored were the shape taken, on a field that is not required where the kind has
+// one, so that a core dropping what it does not take would answer 200 or 201, not 400 for another reason.
+var fieldShapes = []struct {
+	why   string
+	field func(k *mKind) string
+}{
+	{"an unknown element in a field", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value>x</value><colour>red</colour></field>"
+	}},
+	{"a field without a value", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name></field>"
+	}},
+	{"a field without a value, with a read's children", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><label>Code</label><sort>1</sort></field>"
+	}},
+	{"text beside nested values", func(k *mKind) string {
+		name, id := picklistOf(k)
+		return "<field><name>" + name + "</name><value>" + id + "<value id=\"" + id + "\"/></value></field>"
+	}},
+	{"a value with an id holding nested values", func(k *mKind) string {
+		name, id := picklistOf(k)
+		return "<field><name>" + name + "</name><value id=\"" + id + "\"><value id=\"" + id + "\"/></value></field>"
+	}},
+	{"an id on a field that is not a picklist", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value id=\"1\">x</value></field>"
+	}},
+	{"nested values on a field that is not a picklist", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value><value id=\"1\">x</value></value></field>"
+	}},
+}
+
+// textField is the name of a Textbox or Text field of k that is not required, or of its title.
+func textField(k *mKind) string {
+	for _, f := range k.fields {
+		if (f.Type == core.TypeTextbox || f.Type == core.TypeText) && !f.Required {
+			return f.Name()
+		}
+	}
+	f, _ := k.field(k.title)
+	return f.Name()
+}
+
+// picklistOf is a picklist of k, a multiple one where the kind has one, and a value it takes; textField and
+// "1" for a kind without a picklist.
+func picklistOf(k *mKind) (name, id string) {
+	var best *core.Field
+	for i, f := range k.fields {
+		if f.IsPicklist() && (best == nil || f.Type == core.TypePickMultiple) {
+			best = &k.fields[i]
+		}
+	}
+	if best == nil {
+		return textField(k), "1"
+	}
+	return best.Name(), strconv.FormatInt(choices(*best)[0], 10)
+}
+
 // writeBody is the body of a write of fields (each a <field> element) to a record of k. Now and then, in an
 // operation that may send what the manual refuses, it spoils the body as a whole: 400 for a body of the wrong
-// shape (another kind's root element, an unknown element, a <field> with two <value>s), 415 for XML that is not
-// well formed. status is 0 for a body left whole.
+// shape (another kind's root element, an unknown element, a <field> with two <value>s, a <field> of a shape
+// the manual refuses), 415 for XML that is not well formed. status is 0 for a body left whole.
 func (r *run) writeBody(k *mKind, fields []string) (body string, status int, why string) {
 	body = recordBody(k.root, fields)
-	if !r.bad || !r.chance(10) {
+	if !r.bad || !r.chance(12) {
 		return body, 0, ""
 	}
 	fields = slices.Clone(fields)
+	if r.chance(40) {
+		// In place of the field of that name, if the body sends it: a field sent twice is refused anyway.
+		s := pick(r, fieldShapes)
+		f := s.field(k)
+		name := f[:strings.Index(f, "</name>")+len("</name>")]
+		fields = slices.DeleteFunc(fields, func(g string) bool { return strings.HasPrefix(g, name) })
+		at := r.rng.Intn(len(fields) + 1)
+		return recordBody(k.root, slices.Insert(fields, at, f)), 400, s.why
+	}
 	switch p := pick(r, []string{"another kind's root element", "an unknown element", "a field with two values", "XML not well formed"}); p {
 	case "another kind's root element":
 		other := "feature"
