@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,10 +187,14 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 		case n < 60:
 			s = r.word() + " " + r.word()
 		case n < 76:
-			s = pick(r, []string{" lead", "trail ", "a & b <c>", "été", "Straße", `say "hi" 'now'`, "line\nbreak", "tab\tin", "]]> end"})
-		case n < 84 && f.MaxSize > 0:
+			s = pick(r, []string{" lead", "trail ", "a & b <c>", `say "hi" 'now'`, "line\nbreak", "tab\tin", "]]> end"})
+		case n < 84:
+			// Words of other scripts, which a Textbox search finds ignoring case; "e\u0301te\u0301" is été
+			// with its accents as combining characters, kept as written.
+			s = pick(r, []string{"été", "ÉTÉ", "e\u0301te\u0301", "Straße", "STRASSE", "東京", "Ελλάδα"})
+		case n < 90 && f.MaxSize > 0:
 			s = strings.Repeat("é", f.MaxSize) // max_size counts characters, not bytes
-		case n < 92:
+		case n < 96:
 			return plain("", "", !f.Required)
 		case f.MaxSize > 0:
 			s = strings.Repeat("x", f.MaxSize+1)
@@ -537,9 +542,13 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 		}
 		f := pick(r, searchable)
 		if f.Type == core.TypeTextbox {
-			// ASCII words only: the core refuses letters of other scripts ("été") as not alphanumeric, so titles
-			// such as "été", which the generator writes, cannot be searched (a known discrepancy, to be fixed).
-			return mCond{f.Name(), '=', r.word()}, true
+			if r.chance(50) {
+				return mCond{f.Name(), '=', r.word()}, true
+			}
+			// Words of other scripts, in other cases, with the accents composed or combining; "lead" is not
+			// " lead", which the generator writes.
+			return mCond{f.Name(), '=', pick(r, []string{"été", "ÉTÉ", "Été", "e\u0301te\u0301", "E\u0301TE\u0301",
+				"straße", "STRASSE", "Strasse", "東京", "ελλάδα", "ΕΛΛΆΔΑ", "lead"})}, true
 		}
 		v := pick(r, choices(f))
 		if r.chance(5) {
@@ -564,7 +573,9 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 	return pick(r, bad), false
 }
 
-// query writes conditions as a query string, each operator raw or percent-encoded.
+// query writes conditions as a query string, each operator raw or percent-encoded, and a value beyond
+// ASCII letters and digits percent-encoded in UTF-8 or, now and then, sent raw (but for a space, which a
+// request line cannot hold).
 func (r *run) query(conds []mCond) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
@@ -572,7 +583,11 @@ func (r *run) query(conds []mCond) string {
 		if r.chance(50) {
 			op = map[byte]string{'<': "%3C", '>': "%3E", '=': "%3D"}[c.op]
 		}
-		parts[i] = c.attr + op + c.val
+		v := c.val
+		if r.chance(70) || strings.Contains(v, " ") {
+			v = url.PathEscape(v)
+		}
+		parts[i] = c.attr + op + v
 	}
 	return strings.Join(parts, "&")
 }
