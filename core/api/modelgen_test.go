@@ -563,8 +563,16 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 		return mCond{"deleted_time", pick(r, []byte("<>")), someTime()}, true
 	}
 	// Refused: a field of a type search does not take, an operator a condition does not take, an unknown
-	// attribute, a time that is not an integer.
-	bad := []mCond{{"created_time", '=', "5"}, {"created_by", '>', "5"}, {"colour", '=', "red"}, {"created_time", '>', "yesterday"}}
+	// attribute, a time that is not a 10-digit timestamp (too short, signed, with a leading zero, 11 digits),
+	// a Textbox value that is not one word.
+	now := strconv.FormatInt(r.now, 10)
+	tf, _ := k.field(k.title)
+	title := tf.Name()
+	bad := []mCond{{"created_time", '=', "5"}, {"created_by", '>', "5"}, {"colour", '=', "red"},
+		{"created_time", '>', "yesterday"}, {"created_time", '>', "12345"}, {"last_updated_time", '<', "-1"},
+		{"created_time", '<', "-" + now}, {"last_updated_time", '>', "0000000001"}, {"created_time", '<', "0" + now},
+		{"created_time", '<', now + "0"}, {"last_updated_time", '<', "+" + now}, {"deleted_time", '>', "999999999"},
+		{title, '=', "a-b"}, {title, '=', "two words"}, {title, '=', "x."}, {title, '=', "été!"}}
 	for _, f := range k.fields {
 		if !f.IsPicklist() && f.Type != core.TypeTextbox {
 			bad = append(bad, mCond{f.Name(), '=', "1"})
