@@ -65,17 +65,34 @@ func versionOf(path string) int {
 	return 1
 }
 
-// target is the record an operation addresses: a model record, or an id the core never gave.
+// target is the record an operation addresses: a model record, or an id the core never gave, or a record's
+// id written with a leading zero (which names nothing: rec is nil).
 type target struct {
-	rec *mRecord
-	id  int64
+	rec  *mRecord
+	id   int64
+	zero bool
 }
 
 func (t target) live() bool { return t.rec != nil && t.rec.deleted == 0 }
 
+// missing says why a target that is not live is 404.
+func (t target) missing() string {
+	switch {
+	case t.zero:
+		return "an id with a leading zero names no record"
+	case t.rec == nil:
+		return "the record was never created"
+	}
+	return "the record is deleted"
+}
+
 // pickTarget chooses a record of k: mostly a live one, the newest ones more often (so that some records
-// collect long histories), sometimes a deleted one or an id that was never given.
+// collect long histories), sometimes a deleted one, an id that was never given or a record's id with a
+// leading zero.
 func (r *run) pickTarget(k *mKind, livePercent int) target {
+	if len(k.recs) > 0 && r.chance(3) {
+		return target{id: pick(r, k.recs).id, zero: true}
+	}
 	var live, deleted []*mRecord
 	for _, rec := range k.recs {
 		if rec.deleted == 0 {
@@ -106,7 +123,12 @@ func (r *run) path(ver string, k *mKind, rest ...string) string {
 	return p
 }
 
-func (t target) idText() string { return strconv.FormatInt(t.id, 10) }
+func (t target) idText() string {
+	if t.zero {
+		return "0" + strconv.FormatInt(t.id, 10)
+	}
+	return strconv.FormatInt(t.id, 10)
+}
 
 // ---- values ----
 
