@@ -213,7 +213,7 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 		case n < 84:
 			// Words of other scripts, which a Textbox search finds ignoring case; "e\u0301te\u0301" is été
 			// with its accents as combining characters, kept as written.
-			s = pick(r, []string{"été", "ÉTÉ", "e\u0301te\u0301", "Straße", "STRASSE", "東京", "Ελλάδα"})
+			s = pick(r, []string{"été", "ÉTÉ", "e\u0301te\u0301", "Straße", "STRASSE", "東京", "Ελλάδα", "οδός", "١٢٣", "ＡＢＣ"})
 		case n < 90 && f.MaxSize > 0:
 			s = strings.Repeat("é", f.MaxSize) // max_size counts characters, not bytes
 		case n < 96:
@@ -567,10 +567,11 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 			if r.chance(50) {
 				return mCond{f.Name(), '=', r.word()}, true
 			}
-			// Words of other scripts, in other cases, with the accents composed or combining; "lead" is not
-			// " lead", which the generator writes.
+			// Words of other scripts, in other cases, with the accents composed or combining, a final sigma
+			// (ς folds to σ), digits of another script, full-width letters; "lead" is not " lead", which the
+			// generator writes.
 			return mCond{f.Name(), '=', pick(r, []string{"été", "ÉTÉ", "Été", "e\u0301te\u0301", "E\u0301TE\u0301",
-				"straße", "STRASSE", "Strasse", "東京", "ελλάδα", "ΕΛΛΆΔΑ", "lead"})}, true
+				"straße", "STRASSE", "Strasse", "東京", "ελλάδα", "ΕΛΛΆΔΑ", "ΟΔΌΣ", "οδόσ", "١٢٣", "ａｂｃ", "ＡＢＣ", "lead"})}, true
 		}
 		v := pick(r, choices(f))
 		if r.chance(5) {
