@@ -794,7 +794,7 @@ func (r *run) opSearch() {
 	var conds []mCond
 	valid := true
 	for range 1 + r.rng.Intn(2) {
-		c, ok := r.genCond(k, true)
+		c, ok := r.genCond(k)
 		conds = append(conds, c)
 		valid = valid && ok
 	}
@@ -837,7 +837,7 @@ func (r *run) opView() {
 		// lists live records, so a deleted_time condition is refused.
 		var conds []mCond
 		for range 1 + r.rng.Intn(2) {
-			c, ok := r.genCond(k, true)
+			c, ok := r.genCond(k)
 			conds = append(conds, c)
 			if !ok {
 				valid, why = false, "a condition the manual refuses"

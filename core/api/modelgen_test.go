@@ -539,7 +539,7 @@ func (r *run) comment() (c string, ok bool) {
 
 // genCond makes a search condition on kind k: valid ones meant to find something, and now and then one the
 // manual refuses (ok false).
-func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
+func (r *run) genCond(k *mKind) (c mCond, ok bool) {
 	someTime := func() string {
 		var ts []int64
 		for _, rec := range k.recs {
@@ -582,7 +582,7 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 		return mCond{pick(r, []string{"created_time", "last_updated_time"}), pick(r, []byte("<>")), someTime()}, true
 	case n < 80:
 		return mCond{pick(r, []string{"created_by", "last_updated_by"}), '=', strconv.FormatInt(pick(r, modelUsers).id, 10)}, true
-	case n < 92 && allowDeleted:
+	case n < 92:
 		return mCond{"deleted_time", pick(r, []byte("<>")), someTime()}, true
 	}
 	// Refused: a field of a type search does not take, an operator a condition does not take, an unknown
