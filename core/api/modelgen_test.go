@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,17 +65,34 @@ func versionOf(path string) int {
 	return 1
 }
 
-// target is the record an operation addresses: a model record, or an id the core never gave.
+// target is the record an operation addresses: a model record, or an id the core never gave, or a record's
+// id written with a leading zero (which names nothing: rec is nil).
 type target struct {
-	rec *mRecord
-	id  int64
+	rec  *mRecord
+	id   int64
+	zero bool
 }
 
 func (t target) live() bool { return t.rec != nil && t.rec.deleted == 0 }
 
+// missing says why a target that is not live is 404.
+func (t target) missing() string {
+	switch {
+	case t.zero:
+		return "an id with a leading zero names no record"
+	case t.rec == nil:
+		return "the record was never created"
+	}
+	return "the record is deleted"
+}
+
 // pickTarget chooses a record of k: mostly a live one, the newest ones more often (so that some records
-// collect long histories), sometimes a deleted one or an id that was never given.
+// collect long histories), sometimes a deleted one, an id that was never given or a record's id with a
+// leading zero.
 func (r *run) pickTarget(k *mKind, livePercent int) target {
+	if len(k.recs) > 0 && r.chance(3) {
+		return target{id: pick(r, k.recs).id, zero: true}
+	}
 	var live, deleted []*mRecord
 	for _, rec := range k.recs {
 		if rec.deleted == 0 {
@@ -105,7 +123,12 @@ func (r *run) path(ver string, k *mKind, rest ...string) string {
 	return p
 }
 
-func (t target) idText() string { return strconv.FormatInt(t.id, 10) }
+func (t target) idText() string {
+	if t.zero {
+		return "0" + strconv.FormatInt(t.id, 10)
+	}
+	return strconv.FormatInt(t.id, 10)
+}
 
 // ---- values ----
 
@@ -186,10 +209,14 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 		case n < 60:
 			s = r.word() + " " + r.word()
 		case n < 76:
-			s = pick(r, []string{" lead", "trail ", "a & b <c>", "été", "Straße", `say "hi" 'now'`, "line\nbreak", "tab\tin", "]]> end"})
-		case n < 84 && f.MaxSize > 0:
+			s = pick(r, []string{" lead", "trail ", "a & b <c>", `say "hi" 'now'`, "line\nbreak", "tab\tin", "]]> end"})
+		case n < 84:
+			// Words of other scripts, which a Textbox search finds ignoring case; "e\u0301te\u0301" is été
+			// with its accents as combining characters, kept as written.
+			s = pick(r, []string{"été", "ÉTÉ", "e\u0301te\u0301", "Straße", "STRASSE", "東京", "Ελλάδα", "οδός", "١٢٣", "ＡＢＣ"})
+		case n < 90 && f.MaxSize > 0:
 			s = strings.Repeat("é", f.MaxSize) // max_size counts characters, not bytes
-		case n < 92:
+		case n < 96:
 			return plain("", "", !f.Required)
 		case f.MaxSize > 0:
 			s = strings.Repeat("x", f.MaxSize+1)
@@ -199,23 +226,36 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 		}
 		return plain(s, s, true)
 	case core.TypeNumber:
-		if r.chance(10) {
-			// Not numbers. NaN, Inf and Go's other number syntaxes (0x1p4, 1_0) are left out: the core stores them
-			// as sent where the manual's decimal numbers refuse them (a known discrepancy, to be fixed).
-			return plain(pick(r, []string{"abc", "1,5", "1.2.3", "12e", "--1"}), "", false)
+		if r.chance(25) {
+			// Not decimal numbers: an exponent, a missing whole part or fraction, NaN, Inf, hexadecimal, "_",
+			// a sign alone, and a number beyond the range of a double.
+			return plain(pick(r, []string{"abc", "1,5", "1.2.3", "12e", "--1", "NaN", "nan", "Inf", "-Inf", "+Inf",
+				"Infinity", "0x1p4", "0x10", "1_0", "1e3", "0.1e1", "1E-2", ".5", "-.5", "5.", "+", "-", "+-1",
+				"1" + strings.Repeat("0", 400)}), "", false)
+		}
+		if r.chance(5) {
+			// Decimal numbers stored as written, however they are written.
+			v := pick(r, []string{"12.50", "007", "-0", "0.0", "-0.000"})
+			return plain(r.pad(v), v, true)
 		}
 		v := strconv.Itoa(r.rng.Intn(2000))
 		if r.chance(60) {
 			frac := strings.TrimRight(fmt.Sprintf("%03d", 1+r.rng.Intn(999)), "0")
 			v += "." + frac
 		}
-		if v != "0" && r.chance(30) {
+		switch n := r.rng.Intn(100); {
+		case v != "0" && n < 30:
 			v = "-" + v
+		case n < 40:
+			// A leading + is dropped when stored.
+			return plain(r.pad("+"+v), v, true)
 		}
 		return plain(r.pad(v), v, true)
 	case core.TypeEmail:
-		if r.chance(10) {
-			return plain(pick(r, []string{"nobody", "example.com", "at.example.org"}), "", false)
+		if r.chance(30) {
+			// No @, nothing before or after it, white space inside.
+			return plain(pick(r, []string{"nobody", "example.com", "at.example.org", "@example.com", "a@", "@",
+				"a b@example.com", "a@exa mple.com", "a@example.com b"}), "", false)
 		}
 		v := pick(r, []string{"a@example.com", "first.last@model.test", "x+tag@sub.example.org"})
 		return plain(r.pad(v), v, true)
@@ -294,6 +334,22 @@ func (r *run) genAnyValue(f core.Field, ver int) wval {
 			parts[i] = strconv.FormatInt(n, 10)
 		}
 		raw := strings.Join(parts, pick(r, []string{",", ", "}))
+		if r.chance(6) {
+			// An empty item: 1,,3 or ,1 or 1, (or a lone comma).
+			switch r.rng.Intn(3) {
+			case 0:
+				raw = "," + raw
+			case 1:
+				raw += ","
+			default:
+				if i := strings.Index(raw, ","); i >= 0 {
+					raw = raw[:i] + "," + raw[i:]
+				} else {
+					raw += ","
+				}
+			}
+			return plain(raw, "", false)
+		}
 		return plain(raw, canon, valid)
 	case core.TypeTextarea:
 		if r.chance(8) {
@@ -373,16 +429,84 @@ func recordBody(root string, fields []string) string {
 	return "<" + root + "><fields>" + strings.Join(fields, "") + "</fields></" + root + ">"
 }
 
+// fieldShapes are <field> elements of a shape the manual refuses (400), each built for a field of k: inside
+// <field> only <name>, one <value> and the children of a read are taken, and nothing sent is dropped. Each
+// holds a value that would be stored were the shape taken, on a field that is not required where the kind has
+// one, so that a core dropping what it does not take would answer 200 or 201, not 400 for another reason.
+var fieldShapes = []struct {
+	why   string
+	field func(k *mKind) string
+}{
+	{"an unknown element in a field", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value>x</value><colour>red</colour></field>"
+	}},
+	{"a field without a value", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name></field>"
+	}},
+	{"a field without a value, with a read's children", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><label>Code</label><sort>1</sort></field>"
+	}},
+	{"text beside nested values", func(k *mKind) string {
+		name, id := picklistOf(k)
+		return "<field><name>" + name + "</name><value>" + id + "<value id=\"" + id + "\"/></value></field>"
+	}},
+	{"a value with an id holding nested values", func(k *mKind) string {
+		name, id := picklistOf(k)
+		return "<field><name>" + name + "</name><value id=\"" + id + "\"><value id=\"" + id + "\"/></value></field>"
+	}},
+	{"an id on a field that is not a picklist", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value id=\"1\">x</value></field>"
+	}},
+	{"nested values on a field that is not a picklist", func(k *mKind) string {
+		return "<field><name>" + textField(k) + "</name><value><value id=\"1\">x</value></value></field>"
+	}},
+}
+
+// textField is the name of a Textbox or Text field of k that is not required, or of its title.
+func textField(k *mKind) string {
+	for _, f := range k.fields {
+		if (f.Type == core.TypeTextbox || f.Type == core.TypeText) && !f.Required {
+			return f.Name()
+		}
+	}
+	f, _ := k.field(k.title)
+	return f.Name()
+}
+
+// picklistOf is a picklist of k, a multiple one where the kind has one, and a value it takes; textField and
+// "1" for a kind without a picklist.
+func picklistOf(k *mKind) (name, id string) {
+	var best *core.Field
+	for i, f := range k.fields {
+		if f.IsPicklist() && (best == nil || f.Type == core.TypePickMultiple) {
+			best = &k.fields[i]
+		}
+	}
+	if best == nil {
+		return textField(k), "1"
+	}
+	return best.Name(), strconv.FormatInt(choices(*best)[0], 10)
+}
+
 // writeBody is the body of a write of fields (each a <field> element) to a record of k. Now and then, in an
 // operation that may send what the manual refuses, it spoils the body as a whole: 400 for a body of the wrong
-// shape (another kind's root element, an unknown element, a <field> with two <value>s), 415 for XML that is not
-// well formed. status is 0 for a body left whole.
+// shape (another kind's root element, an unknown element, a <field> with two <value>s, a <field> of a shape
+// the manual refuses), 415 for XML that is not well formed. status is 0 for a body left whole.
 func (r *run) writeBody(k *mKind, fields []string) (body string, status int, why string) {
 	body = recordBody(k.root, fields)
-	if !r.bad || !r.chance(10) {
+	if !r.bad || !r.chance(12) {
 		return body, 0, ""
 	}
 	fields = slices.Clone(fields)
+	if r.chance(40) {
+		// In place of the field of that name, if the body sends it: a field sent twice is refused anyway.
+		s := pick(r, fieldShapes)
+		f := s.field(k)
+		name := f[:strings.Index(f, "</name>")+len("</name>")]
+		fields = slices.DeleteFunc(fields, func(g string) bool { return strings.HasPrefix(g, name) })
+		at := r.rng.Intn(len(fields) + 1)
+		return recordBody(k.root, slices.Insert(fields, at, f)), 400, s.why
+	}
 	switch p := pick(r, []string{"another kind's root element", "an unknown element", "a field with two values", "XML not well formed"}); p {
 	case "another kind's root element":
 		other := "feature"
@@ -415,7 +539,7 @@ func (r *run) comment() (c string, ok bool) {
 
 // genCond makes a search condition on kind k: valid ones meant to find something, and now and then one the
 // manual refuses (ok false).
-func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
+func (r *run) genCond(k *mKind) (c mCond, ok bool) {
 	someTime := func() string {
 		var ts []int64
 		for _, rec := range k.recs {
@@ -440,9 +564,14 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 		}
 		f := pick(r, searchable)
 		if f.Type == core.TypeTextbox {
-			// ASCII words only: the core refuses letters of other scripts ("été") as not alphanumeric, so titles
-			// such as "été", which the generator writes, cannot be searched (a known discrepancy, to be fixed).
-			return mCond{f.Name(), '=', r.word()}, true
+			if r.chance(50) {
+				return mCond{f.Name(), '=', r.word()}, true
+			}
+			// Words of other scripts, in other cases, with the accents composed or combining, a final sigma
+			// (ς folds to σ), digits of another script, full-width letters; "lead" is not " lead", which the
+			// generator writes.
+			return mCond{f.Name(), '=', pick(r, []string{"été", "ÉTÉ", "Été", "e\u0301te\u0301", "E\u0301TE\u0301",
+				"straße", "STRASSE", "Strasse", "東京", "ελλάδα", "ΕΛΛΆΔΑ", "ΟΔΌΣ", "οδόσ", "١٢٣", "ａｂｃ", "ＡＢＣ", "lead"})}, true
 		}
 		v := pick(r, choices(f))
 		if r.chance(5) {
@@ -453,12 +582,20 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 		return mCond{pick(r, []string{"created_time", "last_updated_time"}), pick(r, []byte("<>")), someTime()}, true
 	case n < 80:
 		return mCond{pick(r, []string{"created_by", "last_updated_by"}), '=', strconv.FormatInt(pick(r, modelUsers).id, 10)}, true
-	case n < 92 && allowDeleted:
+	case n < 92:
 		return mCond{"deleted_time", pick(r, []byte("<>")), someTime()}, true
 	}
 	// Refused: a field of a type search does not take, an operator a condition does not take, an unknown
-	// attribute, a time that is not an integer.
-	bad := []mCond{{"created_time", '=', "5"}, {"created_by", '>', "5"}, {"colour", '=', "red"}, {"created_time", '>', "yesterday"}}
+	// attribute, a time that is not a 10-digit timestamp (too short, signed, with a leading zero, 11 digits),
+	// a Textbox value that is not one word.
+	now := strconv.FormatInt(r.now, 10)
+	tf, _ := k.field(k.title)
+	title := tf.Name()
+	bad := []mCond{{"created_time", '=', "5"}, {"created_by", '>', "5"}, {"colour", '=', "red"},
+		{"created_time", '>', "yesterday"}, {"created_time", '>', "12345"}, {"last_updated_time", '<', "-1"},
+		{"created_time", '<', "-" + now}, {"last_updated_time", '>', "0000000001"}, {"created_time", '<', "0" + now},
+		{"created_time", '<', now + "0"}, {"last_updated_time", '<', "+" + now}, {"deleted_time", '>', "999999999"},
+		{title, '=', "a-b"}, {title, '=', "two words"}, {title, '=', "x."}, {title, '=', "été!"}}
 	for _, f := range k.fields {
 		if !f.IsPicklist() && f.Type != core.TypeTextbox {
 			bad = append(bad, mCond{f.Name(), '=', "1"})
@@ -467,7 +604,9 @@ func (r *run) genCond(k *mKind, allowDeleted bool) (c mCond, ok bool) {
 	return pick(r, bad), false
 }
 
-// query writes conditions as a query string, each operator raw or percent-encoded.
+// query writes conditions as a query string, each operator raw or percent-encoded, and a value beyond
+// ASCII letters and digits percent-encoded in UTF-8 or, now and then, sent raw (but for a space, which a
+// request line cannot hold).
 func (r *run) query(conds []mCond) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
@@ -475,7 +614,11 @@ func (r *run) query(conds []mCond) string {
 		if r.chance(50) {
 			op = map[byte]string{'<': "%3C", '>': "%3E", '=': "%3D"}[c.op]
 		}
-		parts[i] = c.attr + op + c.val
+		v := c.val
+		if r.chance(70) || strings.Contains(v, " ") {
+			v = url.PathEscape(v)
+		}
+		parts[i] = c.attr + op + v
 	}
 	return strings.Join(parts, "&")
 }

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/reqgate/reqgate/core"
 )
 
@@ -594,8 +597,8 @@ func (c mCond) matches(rec *mRecord) bool {
 	v := rec.values[id]
 	switch f.Type {
 	case core.TypeTextbox:
-		// Exactly the value, ignoring case; search values are ASCII letters and digits.
-		return strings.EqualFold(v, c.val)
+		// Exactly the value, ignoring case as Unicode folds it, a combining accent the same as a composed one.
+		return caseless(v) == caseless(c.val)
 	case core.TypePickMultiple:
 		return slices.Contains(splitIDs(v), n)
 	}
@@ -617,6 +620,13 @@ func search(k *mKind, conds []mCond) []*mRecord {
 	}
 	slices.SortFunc(out, func(a, b *mRecord) int { return int(a.id - b.id) })
 	return out
+}
+
+// caseless is the form in which a Textbox value and a search word compare: Unicode's canonical caseless
+// match (full case folding between canonical decompositions), so that ÉTÉ finds été, STRASSE finds Straße,
+// and an accent written as a combining character is the composed one.
+func caseless(s string) string {
+	return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
 }
 
 // viewConds are the conditions of a view's definition, in the model's terms.
