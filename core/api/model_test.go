@@ -7,7 +7,7 @@ package api_test
 // operations; modelgen_test.go makes what they send, modelstate_test.go is the model and what it expects to
 // read.
 //
-// A short run (300 operations per engine) is part of every go test. A long run is by hand:
+// A short run (1000 operations per engine) is part of every go test. A long run is by hand:
 //
 //	go test ./core/api -run TestModel -model.ops=32000 -model.seed=7 -timeout 30m
 //
@@ -36,7 +36,7 @@ import (
 
 var (
 	modelSeed = flag.Int64("model.seed", 20261126, "seed of TestModel's random operations")
-	modelOps  = flag.Int("model.ops", 300, "operations of TestModel per engine")
+	modelOps  = flag.Int("model.ops", 1000, "operations of TestModel per engine")
 )
 
 // modelEngines open a new, empty store of each engine.
