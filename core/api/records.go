@@ -116,7 +116,7 @@ func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	if answered {
 		return
 	}
-	err := s.st.DeleteRecord(ctx, c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix())
+	err := s.st.DeleteRecord(ctx, c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix(), nil)
 	switch {
 	case s.raced(ctx, w, c, rc, err):
 	case err == nil:
