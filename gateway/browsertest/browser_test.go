@@ -105,6 +105,8 @@ func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testG
 		{"create-status", "201"},
 		{"create-location", gw.api + "/re/" + id},
 		{"update-status", "200"},
+		// A lost update refused: the page reads ETag and sends If-Match, which CORS must allow.
+		{"stale-status", "412"},
 		{"readback-title", title + " (updated)"},
 		{"readback-status-id", "2"},
 		{"readback-version", "2"},
@@ -120,7 +122,7 @@ func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testG
 	if id == "" || id == "1" {
 		t.Errorf("created id %q, want a new one", id)
 	}
-	for _, id := range []string{"denied-message", "large-message"} {
+	for _, id := range []string{"denied-message", "large-message", "stale-message", "created-etag"} {
 		if seen[id] == "" {
 			t.Errorf("%s: the page could not read the message of the refusal", id)
 		}
