@@ -1,13 +1,18 @@
 package gateway
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
 )
@@ -143,6 +148,31 @@ func TestIfMatchThroughGateways(t *testing.T) {
 			t.Errorf("a refused PUT was written: %s", got)
 		}
 	})
+	t.Run("empty If-Match", func(t *testing.T) {
+		// A client whose tag variable was empty sends "If-Match:" with nothing: refused, never applied as an
+		// unconditional write.
+		path := create(t, "Empty")
+		body := xmlTitle("x")
+		conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic ZGVtbzpkZW1v\r\nContent-Type: application/xml\r\n"+
+			"If-Match:\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", path, len(body), body)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), "If-Match") {
+			t.Errorf("PUT with an empty If-Match: %d %s, want 400 naming If-Match", res.StatusCode, msg)
+		}
+		if got := titleOf(t, path); !strings.Contains(got, "Empty") {
+			t.Errorf("a PUT with an empty If-Match was written: %s", got)
+		}
+	})
 	t.Run("racing writers", func(t *testing.T) {
 		path := create(t, "Raced")
 		for round := range 3 {
@@ -187,4 +217,41 @@ func TestIfMatchThroughGateways(t *testing.T) {
 
 func xmlTitle(title string) string {
 	return `<requirement><fields><field><name>field_101</name><value>` + title + `</value></field></fields></requirement>`
+}
+
+// TestCoreIfMatch checks the mapping of If-Match before a request goes to the core: a tag of any
+// representation the gateway made from a core tag becomes that core tag, several header lines become one
+// list, and "*", weak tags, other tags and an empty If-Match (which the core refuses) go on as they came.
+func TestCoreIfMatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"xml", []string{`"0a1b2c"`}, `"0a1b2c"`},
+		{"representations", []string{`"0a1b2c-json", "0a1b2c-gzip"`, `"0a1b2c-br","0a1b2c-json-gzip" , "0a1b2c-json-br"`},
+			`"0a1b2c", "0a1b2c", "0a1b2c", "0a1b2c", "0a1b2c"`},
+		{"star", []string{"*"}, "*"},
+		{"weak", []string{`W/"0a1b2c-json"`}, `W/"0a1b2c-json"`},
+		{"other suffix", []string{`"ab-cd"`, `"-json"`}, `"ab-cd", "-json"`},
+		{"not a tag", []string{`0a1b2c-json`}, `0a1b2c-json`},
+		{"empty", []string{""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h fasthttp.RequestHeader
+			for _, v := range tc.in {
+				h.Add("If-Match", v)
+			}
+			coreIfMatch(&h)
+			got := h.PeekAll("If-Match")
+			if len(got) != 1 || string(got[0]) != tc.want {
+				t.Errorf("If-Match %q sent on as %q, want one line %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	var h fasthttp.RequestHeader
+	coreIfMatch(&h)
+	if got := h.PeekAll("If-Match"); len(got) != 0 {
+		t.Errorf("a request without If-Match gets %q", got)
+	}
 }

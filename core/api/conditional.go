@@ -39,6 +39,7 @@ type preconditions struct {
 	ifMatch  bool     // If-Match was sent: it decides, If-Unmodified-Since is ignored
 	any      bool     // If-Match: *
 	tags     []string // the strong entity tags of If-Match, quoted; weak ones never match and are left out
+	weak     bool     // If-Match named a weak tag
 	unmodSet bool     // a valid If-Unmodified-Since was sent (and no If-Match)
 	unmod    int64    // its time, UNIX seconds
 }
@@ -62,6 +63,7 @@ func readPreconditions(h http.Header) (preconditions, error) {
 					p.any = true
 				case strings.HasPrefix(item, `W/`) && validTag(item[2:]):
 					// A weak tag: the strong comparison If-Match uses never matches it.
+					p.weak = true
 				case validTag(item):
 					p.tags = append(p.tags, item)
 				default:
@@ -113,6 +115,9 @@ func (p preconditions) check(obj core.Object, stored core.Record, tag func() str
 					return nil
 				}
 			}
+		}
+		if len(p.tags) == 0 && p.weak {
+			return preconditionFailed(obj, stored.ID, "is not matched by a weak entity tag (W/), which If-Match never accepts")
 		}
 		return preconditionFailed(obj, stored.ID, "has changed since the read whose ETag If-Match sends")
 	case p.unmodSet && stored.LastUpdatedTime > p.unmod:
