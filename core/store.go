@@ -46,8 +46,10 @@ type Store interface {
 	// record (edit is not called).
 	UpdateRecord(ctx context.Context, accountID int64, kind string, id int64, edit Edit) (Record, error)
 	// DeleteRecord soft-deletes a record (sets DeletedTime). ErrNotFound when missing, ErrConflict when it is
-	// already deleted.
-	DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error
+	// already deleted. A non-nil check is given the live record as it is stored, locked against every other
+	// writer of it until the transaction ends, as UpdateRecord's edit is: an error from it aborts the delete,
+	// nothing is written and the error is returned wrapped. A nil check deletes whatever the record holds.
+	DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64, check Check) error
 
 	// Receipt returns the live receipt (younger than ReceiptTTL at now) kept under an idempotency key of a
 	// user, or ErrNotFound. Writes keep receipts when their context carries one (WithReceipt).
@@ -78,6 +80,10 @@ type Store interface {
 // it more than once, when it retries a transaction the database gave up on, so it must have no effect but
 // its result.
 type Edit func(stored Record) (Update, error)
+
+// Check decides from the record as stored whether a write of it may go ahead (see Store.DeleteRecord). Like an
+// Edit it may be called more than once, so it must have no effect but its result.
+type Check func(stored Record) error
 
 // Unconditional is the Edit that applies u whatever the stored record holds: for writers that own the record's
 // state (provisioning, tests), never for a client's read-modify-write.

@@ -25,6 +25,7 @@ func (g *Gateway) prepare(x *exchange, req *fasthttp.Request) {
 		req.Header.SetContentLength(0)
 	}
 	g.forwardedHeaders(x, &req.Header)
+	coreIfMatch(&req.Header)
 	req.SetRequestURI(g.up.prefix + x.rt.URI())
 	req.Header.SetHost(g.up.host)
 }

@@ -264,10 +264,10 @@ func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	default:
 		return false
 	}
-	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed")
+	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, ETag")
 	if ctx.IsOptions() && len(ctx.Request.Header.Peek("Access-Control-Request-Method")) > 0 {
 		x.addHeader("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-		x.addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id, Cache-Control, Idempotency-Key")
+		x.addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id, Cache-Control, Idempotency-Key, If-Match, If-None-Match, If-Unmodified-Since")
 		x.addHeader("Access-Control-Max-Age", "600")
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return true

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"errors"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
@@ -69,6 +70,9 @@ func (g *Gateway) translateResponse(x *exchange) {
 	}
 	resp.SetBodyRaw(js)
 	resp.Header.SetContentType(translate.ContentTypeJSON)
+	if tag := resp.Header.Peek("ETag"); len(tag) > 0 {
+		resp.Header.Set("ETag", withSuffix(string(tag), suffixJSON))
+	}
 }
 
 // translateEntry is jsonEntry for x's read, traced as a translation.
@@ -91,6 +95,12 @@ func jsonEntry(e *cache.Entry) (*cache.Entry, error) {
 	}
 	if !xml || len(e.Body) == 0 {
 		return out, nil
+	}
+	// The JSON body is another representation: its tag is the XML one's with a suffix (representation.go).
+	for i, h := range out.Header {
+		if strings.EqualFold(h.Key, "ETag") {
+			out.Header[i].Value = withSuffix(h.Value, suffixJSON)
+		}
 	}
 	js, err := translate.XMLToJSON(e.Body)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
@@ -16,26 +17,121 @@ import (
 // with If-None-Match, which the gateway answers 304 from its cache after verifying the credential, like any
 // hit. A caller that accepts gzip or brotli gets the body compressed; each entry is compressed once, when it
 // is stored, and every hit serves those bytes.
+//
+// A record read's tag comes from the core (a strong tag of its XML body): the XML representation carries it
+// as it is, and the gateway's own representations add a suffix, "-json" for JSON and "-gzip" or "-br" for a
+// compressed body ("<tag>-json-gzip"), so every representation has a tag of its own and any of them, sent back
+// in If-Match on a write, names the core's tag, to which coreIfMatch maps it before forwarding: the core
+// decides the condition inside its write transaction, whichever gateway the read came from. Other reads
+// have no core tag: theirs is a hash of the body.
 
 // minCompress is the smallest body worth compressing; a compressed form is kept only when it saves a tenth.
 const minCompress = 512
 
 const cacheControlRead = "private, no-cache"
 
+// Suffixes of the gateway's representations of a core tag (see above).
+const (
+	suffixJSON   = "-json"
+	suffixGzip   = "-gzip"
+	suffixBrotli = "-br"
+)
+
 // prepareEntry makes the representations of an entry about to be stored: its tag and compressed forms.
 func prepareEntry(e *cache.Entry) {
-	sum := sha256.Sum256(e.Body)
-	tag := base64.RawURLEncoding.EncodeToString(sum[:12])
-	e.ETag = `"` + tag + `"`
+	base := headerValue(e, "ETag")
+	if !strongTag(base) {
+		sum := sha256.Sum256(e.Body)
+		base = `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
+	}
+	e.ETag = base
 	if len(e.Body) < minCompress {
 		return
 	}
 	if gz := fasthttp.AppendGzipBytesLevel(nil, e.Body, fasthttp.CompressBestSpeed); len(gz) < len(e.Body)*9/10 {
-		e.Gzip, e.GzipETag = gz, `"`+tag+`-gzip"`
+		e.Gzip, e.GzipETag = gz, withSuffix(base, suffixGzip)
 	}
 	if br := fasthttp.AppendBrotliBytesLevel(nil, e.Body, fasthttp.CompressBrotliDefaultCompression); len(br) < len(e.Body)*9/10 {
-		e.Brotli, e.BrotliETag = br, `"`+tag+`-br"`
+		e.Brotli, e.BrotliETag = br, withSuffix(base, suffixBrotli)
 	}
+}
+
+// headerValue is the first value of header key stored in e, or "".
+func headerValue(e *cache.Entry, key string) string {
+	for _, h := range e.Header {
+		if strings.EqualFold(h.Key, key) {
+			return h.Value
+		}
+	}
+	return ""
+}
+
+// strongTag reports whether t is a strong entity tag: a quoted string of visible characters.
+func strongTag(t string) bool {
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(t)-1; i++ {
+		if c := t[i]; c == '"' || c < 0x21 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// withSuffix is the strong tag t with suffix added inside its quotes; a weak or malformed tag is returned as
+// it is, since it names no representation the gateway makes.
+func withSuffix(t, suffix string) string {
+	if !strongTag(t) {
+		return t
+	}
+	return t[:len(t)-1] + suffix + `"`
+}
+
+// coreIfMatch rewrites If-Match for the core: each tag of a representation the gateway made from a core tag
+// (JSON, compressed) becomes that core tag; "*", weak tags and other tags go on as they are.
+func coreIfMatch(h *fasthttp.RequestHeader) {
+	values := h.PeekAll("If-Match")
+	if len(values) == 0 {
+		return
+	}
+	var out []byte
+	for _, v := range values {
+		for item := range bytes.SplitSeq(v, comma) {
+			item = bytes.TrimSpace(item)
+			if len(item) == 0 {
+				continue
+			}
+			if len(out) > 0 {
+				out = append(out, ", "...)
+			}
+			out = append(out, coreTag(item)...)
+		}
+	}
+	h.Del("If-Match")
+	if len(out) == 0 {
+		// An empty If-Match is the core's to refuse: it is sent on as it came.
+		h.Set("If-Match", "")
+		return
+	}
+	h.SetBytesV("If-Match", out)
+}
+
+// coreTag is the core tag a representation's tag t was made from, or t when it was made from none.
+func coreTag(t []byte) []byte {
+	if !strongTag(string(t)) {
+		return t
+	}
+	inner := t[1 : len(t)-1]
+	i := bytes.IndexByte(inner, '-')
+	if i <= 0 {
+		return t
+	}
+	switch string(inner[i:]) {
+	case suffixJSON, suffixGzip, suffixBrotli, suffixJSON + suffixGzip, suffixJSON + suffixBrotli:
+		return append(append([]byte{'"'}, inner[:i]...), '"')
+	}
+	return t
 }
 
 // Encodings a caller accepts (Accept-Encoding).
@@ -93,7 +189,9 @@ func matchesETag(ifNoneMatch []byte, tag string) bool {
 }
 
 var (
-	headerETag            = []byte("ETag")
+	// The name as fasthttp normalises it, which an entry's headers hold: setting it replaces the core's tag
+	// that writeEntry wrote, rather than adding a second ETag.
+	headerETag            = []byte("Etag")
 	headerCacheControl    = []byte("Cache-Control")
 	headerContentEncoding = []byte("Content-Encoding")
 	valueCacheControlRead = []byte(cacheControlRead)

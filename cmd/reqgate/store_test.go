@@ -60,7 +60,7 @@ func seedSQLite(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		if i%7 == 0 {
-			if err := st.DeleteRecord(ctx, acme.ID, "re", r.ID, 5, r.CreatedTime+120); err != nil {
+			if err := st.DeleteRecord(ctx, acme.ID, "re", r.ID, 5, r.CreatedTime+120, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -70,7 +70,7 @@ func seedSQLite(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DeleteRecord(ctx, acme.ID, "bug", r.ID, 5, 1_700_002_001); err != nil {
+	if err := st.DeleteRecord(ctx, acme.ID, "bug", r.ID, 5, 1_700_002_001, nil); err != nil {
 		t.Fatal(err)
 	}
 }

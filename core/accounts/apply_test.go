@@ -264,7 +264,7 @@ func TestDemoHistorySeededOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DeleteRecord(ctx, acct.ID, "re", 2, 1, 1); err != nil {
+	if err := st.DeleteRecord(ctx, acct.ID, "re", 2, 1, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, st, accounts.DemoAPIKey)

@@ -87,7 +87,7 @@ func SeedDemoHistory(ctx context.Context, st core.Store) error {
 	if err != nil {
 		return fmt.Errorf("seed demo history: user bob: %w", err)
 	}
-	if err := st.DeleteRecord(ctx, acct.ID, demoDeleted.kind, demoDeleted.id, bob.ID, start+int64(len(demoEdits))*300); err != nil {
+	if err := st.DeleteRecord(ctx, acct.ID, demoDeleted.kind, demoDeleted.id, bob.ID, start+int64(len(demoEdits))*300, nil); err != nil {
 		return fmt.Errorf("seed demo history: delete %s %d: %w", demoDeleted.kind, demoDeleted.id, err)
 	}
 	return nil

@@ -140,7 +140,7 @@ func TestUpdateChecksTheRecordAsWritten(t *testing.T) {
 		id := e.create("/api2", "re", body("requirement", "field_101", "C"))
 		n, _ := strconv.ParseInt(id, 10, 64)
 		ip.before = func(inner core.Store) {
-			if err := inner.DeleteRecord(context.Background(), acct.ID, "re", n, 6, 1_800_000_000); err != nil {
+			if err := inner.DeleteRecord(context.Background(), acct.ID, "re", n, 6, 1_800_000_000, nil); err != nil {
 				t.Errorf("concurrent delete: %v", err)
 			}
 		}

@@ -28,6 +28,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, c *call, obj 
 	}
 	x := newXML()
 	writeRecord(x, c.Version, obj, sc.fields[obj.APIPrefix], sc, rec)
+	w.Header().Set("ETag", recordTag(x.bytes()))
 	writeXML(w, http.StatusOK, x.bytes())
 	x.release()
 }
@@ -77,8 +78,14 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, c *call, o
 // checked against the record as the store's write transaction holds it (checkWrite inside the Edit), never
 // against an earlier read: a version_number sent back is compared with the version the update would replace,
 // and a value equal to the stored one is left alone only when it is the stored one at that moment, so a
-// concurrent write is never overwritten by a stale comparison.
+// concurrent write is never overwritten by a stale comparison. If-Match and If-Unmodified-Since are decided
+// there too (412).
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
+	pc, err := readPreconditions(r.Header)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
 	wr, err := s.readWrite(w, r, c, obj)
 	if err != nil {
 		s.writeError(w, err)
@@ -90,6 +97,9 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	}
 	now := s.now().Unix()
 	edit := func(stored core.Record) (core.Update, error) {
+		if err := pc.check(obj, stored, func() string { return tagOf(c.Version, obj, wr.sc, stored) }); err != nil {
+			return core.Update{}, err
+		}
 		wv, err := wr.check(&stored)
 		if err != nil {
 			return core.Update{}, err
@@ -103,6 +113,9 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	if err != nil {
 		if errors.Is(err, core.ErrNotFound) {
 			err = recordNotFound(obj, strconv.FormatInt(id, 10))
+			if gone := pc.gone(obj, id); gone != nil {
+				err = gone
+			}
 		}
 		s.writeError(w, fmt.Errorf("update %s %d: %w", obj.APIPrefix, id, err))
 		return
@@ -110,17 +123,36 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request, c *call, o
 	writeEmpty(w, http.StatusOK)
 }
 
-// deleteRecord serves DELETE /<segment>/{id}: a soft delete; 404 when missing, 409 when already deleted.
+// deleteRecord serves DELETE /<segment>/{id}: a soft delete; 404 when missing, 409 when already deleted, 412
+// when If-Match or If-Unmodified-Since fails on the record as the delete's transaction holds it.
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
+	pc, err := readPreconditions(r.Header)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	var check core.Check
+	if pc.conditional() {
+		sc, err := s.schemaOf(r.Context(), c)
+		if err != nil {
+			s.writeError(w, err)
+			return
+		}
+		check = func(stored core.Record) error {
+			return pc.check(obj, stored, func() string { return tagOf(c.Version, obj, sc, stored) })
+		}
+	}
 	ctx, rc, answered := s.once(w, r, c, http.StatusOK, nil)
 	if answered {
 		return
 	}
-	err := s.st.DeleteRecord(ctx, c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix())
+	err = s.st.DeleteRecord(ctx, c.Account.ID, obj.APIPrefix, id, c.User.ID, s.now().Unix(), check)
 	switch {
 	case s.raced(ctx, w, c, rc, err):
 	case err == nil:
 		writeEmpty(w, http.StatusOK)
+	case pc.ifMatch && (errors.Is(err, core.ErrNotFound) || errors.Is(err, core.ErrConflict)):
+		s.writeError(w, pc.gone(obj, id))
 	case errors.Is(err, core.ErrNotFound):
 		s.writeError(w, recordNotFound(obj, strconv.FormatInt(id, 10)))
 	case errors.Is(err, core.ErrConflict):

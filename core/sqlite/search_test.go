@@ -30,7 +30,7 @@ func TestSearchPlans(t *testing.T) {
 	}
 	bulkLoad(t, s, a.ID, n)
 	for _, id := range []int64{10, 20, 4000} {
-		if err := s.DeleteRecord(ctx, a.ID, "re", id, 1000, 5); err != nil {
+		if err := s.DeleteRecord(ctx, a.ID, "re", id, 1000, 5, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -72,7 +72,7 @@ func TestReopen(t *testing.T) {
 		Values: map[int64]string{103: "3"}})); err != nil {
 		t.Fatalf("UpdateRecord: %v", err)
 	}
-	if err := st.DeleteRecord(ctx, a.ID, "re", 2, 5, 1700000700); err != nil {
+	if err := st.DeleteRecord(ctx, a.ID, "re", 2, 5, 1700000700, nil); err != nil {
 		t.Fatalf("DeleteRecord: %v", err)
 	}
 	before := storetest.Snapshot(t, st, "acme")

@@ -113,7 +113,7 @@ func testExportImport(t *testing.T, e engine) {
 		VersionComment: &comment, Values: map[int64]string{101: "Export to TSV", 103: "2"}})); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.DeleteRecord(ctx, acme.ID, "re", 4, 5, 1_700_000_600); err != nil {
+	if err := src.DeleteRecord(ctx, acme.ID, "re", 4, 5, 1_700_000_600, nil); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := src.APIKeys(ctx)

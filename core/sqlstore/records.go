@@ -291,17 +291,32 @@ func (s *Store) UpdateRecord(ctx context.Context, accountID int64, kind string, 
 }
 
 // DeleteRecord soft-deletes a live record: core.ErrNotFound when missing, core.ErrConflict when already deleted.
-func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error {
+// A check is given the record read under the write lock (the whole row; without a check only deleted_time).
+func (s *Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64, check core.Check) error {
 	if at <= 0 {
 		at = time.Now().Unix() // deleted_time 0 means live, so a delete always stores a positive time
 	}
 	err := s.write(ctx, func(tx Tx) error {
 		var deleted int64
-		if err := tx.QueryRow(ctx, s.lockDeletedTime(), accountID, kind, id).Scan(&deleted); err != nil {
+		var rec core.Record
+		var err error
+		if check == nil {
+			err = tx.QueryRow(ctx, s.lockDeletedTime(), accountID, kind, id).Scan(&deleted)
+		} else {
+			// A conditional delete needs the whole record, read under the same lock.
+			rec, err = scanRecord(tx.QueryRow(ctx, s.lockRecord(), accountID, kind, id))
+			deleted = rec.DeletedTime
+		}
+		if err != nil {
 			return notFound(err)
 		}
 		if deleted != 0 {
 			return core.ErrConflict
+		}
+		if check != nil {
+			if err := check(rec); err != nil {
+				return err
+			}
 		}
 		if err := keepReceipt(ctx, tx, accountID); err != nil {
 			return err

@@ -93,9 +93,9 @@ func (m Store) UpdateRecord(ctx context.Context, accountID int64, kind string, i
 	return m.s.UpdateRecord(ctx, accountID, kind, id, edit)
 }
 
-func (m Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) error {
+func (m Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64, check core.Check) error {
 	defer mDeleteRecord.UpdateDuration(time.Now())
-	return m.s.DeleteRecord(ctx, accountID, kind, id, userID, at)
+	return m.s.DeleteRecord(ctx, accountID, kind, id, userID, at, check)
 }
 
 func (m Store) Search(ctx context.Context, accountID int64, kind string, conds []core.Condition) ([]core.Summary, error) {

@@ -166,7 +166,7 @@ func testApplyKeepsExistingRecords(t *testing.T, st core.Store) {
 	acme, _ := provisioned(t, st)
 	update(t, st, acme, "re", 2, core.Update{UserID: 5, Time: t3,
 		Values: map[int64]string{reTitle: "Imported", reStatus: "3"}})
-	checkErr(t, "DeleteRecord(re 4)", st.DeleteRecord(ctx, acme, "re", 4, 6, t3), nil)
+	checkErr(t, "DeleteRecord(re 4)", st.DeleteRecord(ctx, acme, "re", 4, 6, t3, nil), nil)
 	check(t, "client's create", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 6, CreatedTime: t3,
 		Values: map[int64]string{reTitle: "Client's"}}).ID, int64(5))
 	before := Snapshot(t, st, "acme")
@@ -334,7 +334,7 @@ func testAccountsAreSeparate(t *testing.T, st core.Store) {
 	check(t, "History of another account's record", len(h), 0)
 	_, err = st.UpdateRecord(ctx, acme, "re", 9, core.Unconditional(core.Update{UserID: 5, Time: t3}))
 	checkErr(t, "UpdateRecord of another account's record", err, core.ErrNotFound)
-	checkErr(t, "DeleteRecord of another account's record", st.DeleteRecord(ctx, other, "re", 1, 5, t3), core.ErrNotFound)
+	checkErr(t, "DeleteRecord of another account's record", st.DeleteRecord(ctx, other, "re", 1, 5, t3, nil), core.ErrNotFound)
 	check(t, "acme's re 1 after the attempt", record(t, st, acme, "re", 1).DeletedTime, int64(0))
 	check(t, "Search(acme, field_101=Changed)", search(t, st, acme, "re", "field_101=Changed"), []int64{})
 	check(t, "Search(other, field_101=Changed)", search(t, st, other, "re", "field_101=Changed"), []int64{9})

@@ -173,10 +173,94 @@ func testEditRefuses(t *testing.T, st core.Store) {
 	never := func(core.Record) (core.Update, error) { called = true; return core.Update{}, nil }
 	_, err = st.UpdateRecord(ctx, acme, "re", 999, never)
 	checkErr(t, "edit of a missing record", err, core.ErrNotFound)
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 1, 5, t3), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 1, 5, t3, nil), nil)
 	_, err = st.UpdateRecord(ctx, acme, "re", 1, never)
 	checkErr(t, "edit of a deleted record", err, core.ErrNotFound)
 	if called {
 		t.Error("the edit of a missing or deleted record was called")
+	}
+}
+
+// testCheckRefusesDelete checks that a delete's check sees the live record as stored, that its error aborts the
+// delete with nothing written, and that the check of a missing or deleted record is never called.
+func testCheckRefusesDelete(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	update(t, st, acme, "re", 1, core.Update{UserID: 6, Time: t3, Values: map[int64]string{reEstimate: "41"}})
+	before := record(t, st, acme, "re", 1)
+	refused := errors.New("refused")
+	var seen core.Record
+	err := st.DeleteRecord(ctx, acme, "re", 1, 5, t3+1, func(stored core.Record) error {
+		seen = stored
+		return refused
+	})
+	checkErr(t, "refusing check", err, refused)
+	check(t, "the record the check was given", seen, before)
+	check(t, "record after a refused delete", record(t, st, acme, "re", 1), before)
+
+	err = st.DeleteRecord(ctx, acme, "re", 1, 5, t3+2, func(core.Record) error { return nil })
+	checkErr(t, "accepting check", err, nil)
+	check(t, "DeletedTime after an accepted check", record(t, st, acme, "re", 1).DeletedTime, int64(t3+2))
+
+	called := false
+	never := func(core.Record) error { called = true; return nil }
+	checkErr(t, "check of a deleted record", st.DeleteRecord(ctx, acme, "re", 1, 5, t3+3, never), core.ErrConflict)
+	checkErr(t, "check of a missing record", st.DeleteRecord(ctx, acme, "re", 999, 5, t3+3, never), core.ErrNotFound)
+	if called {
+		t.Error("the check of a missing or deleted record was called")
+	}
+}
+
+// testConditionalWritersRace has writers that all read one version of a record race to update or delete it,
+// each only if the record still has that version, as a client sending If-Match does: exactly one write per
+// version wins, whatever mix of updates and deletes races, because the check sees the row the write locks.
+func testConditionalWritersRace(t *testing.T, st core.Store) {
+	acme, _ := provisioned(t, st)
+	errStale := errors.New("stale")
+	for round := range 4 {
+		read := record(t, st, acme, "re", 1)
+		if round == 3 {
+			read = record(t, st, acme, "re", 2)
+		}
+		var (
+			mu   sync.Mutex
+			won  []string
+			wg   sync.WaitGroup
+			same = func(stored core.Record) error {
+				if stored.Version != read.Version {
+					return errStale
+				}
+				return nil
+			}
+		)
+		for w := range writers {
+			wg.Go(func() {
+				var err error
+				what := fmt.Sprintf("update by writer %d", w)
+				if w%3 == 2 && round == 3 {
+					what = fmt.Sprintf("delete by writer %d", w)
+					err = st.DeleteRecord(ctx, acme, "re", read.ID, 5, t3, same)
+				} else {
+					_, err = st.UpdateRecord(ctx, acme, "re", read.ID, func(stored core.Record) (core.Update, error) {
+						if err := same(stored); err != nil {
+							return core.Update{}, err
+						}
+						return core.Update{UserID: 5, Time: t3, Values: map[int64]string{reEstimate: strconv.Itoa(w + 100*round)}}, nil
+					})
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, what)
+				case errors.Is(err, errStale), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrNotFound):
+				default:
+					t.Errorf("%s: %v", what, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("round %d: %d writes of version %d won (%v), want exactly 1", round, len(won), read.Version, won)
+		}
 	}
 }

@@ -137,21 +137,21 @@ func testUpdateRecord(t *testing.T, st core.Store) {
 func testDeleteRecord(t *testing.T, st core.Store) {
 	acme, _ := provisioned(t, st)
 	before := record(t, st, acme, "re", 2)
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+50), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+50, nil), nil)
 	after := record(t, st, acme, "re", 2)
 	check(t, "DeletedTime after delete", after.DeletedTime, int64(t3+50))
 	after.DeletedTime = 0
 	check(t, "a deleted record keeps everything else", after, before)
-	checkErr(t, "second DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+60), core.ErrConflict)
+	checkErr(t, "second DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+60, nil), core.ErrConflict)
 	check(t, "DeletedTime after the refused second delete", record(t, st, acme, "re", 2).DeletedTime, int64(t3+50))
-	checkErr(t, "DeleteRecord of a missing record", st.DeleteRecord(ctx, acme, "re", 99, 5, t3), core.ErrNotFound)
-	checkErr(t, "DeleteRecord of an unknown kind", st.DeleteRecord(ctx, acme, "nope", 1, 5, t3), core.ErrNotFound)
+	checkErr(t, "DeleteRecord of a missing record", st.DeleteRecord(ctx, acme, "re", 99, 5, t3, nil), core.ErrNotFound)
+	checkErr(t, "DeleteRecord of an unknown kind", st.DeleteRecord(ctx, acme, "nope", 1, 5, t3, nil), core.ErrNotFound)
 	_, err := st.UpdateRecord(ctx, acme, "re", 2, core.Unconditional(core.Update{UserID: 5, Time: t3 + 70,
 		Values: map[int64]string{reTitle: "x"}}))
 	checkErr(t, "UpdateRecord of a deleted record", err, core.ErrNotFound)
 	// A deleted record's id is never given again.
 	check(t, "create after deleting the newest", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5}).ID, int64(5))
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 5, 5, t3+80), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 5, 5, t3+80, nil), nil)
 	check(t, "create after deleting the newest", create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5}).ID, int64(6))
 }
 
@@ -185,7 +185,7 @@ func testHistory(t *testing.T, st core.Store) {
 	check(t, "History of another record", len(h), 0)
 
 	// A deleted record keeps its history.
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 1, 5, t3+9), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 1, 5, t3+9, nil), nil)
 	h, err = st.History(ctx, acme, "re", 1, reStatus)
 	checkErr(t, "History of a deleted record", err, nil)
 	check(t, "History of a deleted record", len(h), 3)

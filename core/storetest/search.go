@@ -47,7 +47,7 @@ func testSearch(t *testing.T, st core.Store) {
 		Values: map[int64]string{reStatus: "2", reTitle: "ReportX"}})
 	create(t, st, acme, core.Record{Kind: "re", CreatedBy: 5, CreatedTime: t3 + 300,
 		Values: map[int64]string{reTitle: "Gone", reStatus: "1"}})
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 6, 5, t3+400), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 6, 5, t3+400, nil), nil)
 
 	tests := []struct {
 		conds string
@@ -109,8 +109,8 @@ func testSearch(t *testing.T, st core.Store) {
 
 func testSearchDeleted(t *testing.T, st core.Store) {
 	acme, _ := provisioned(t, st)
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+10), nil)
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 4, 5, t3+20), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 2, 5, t3+10, nil), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 4, 5, t3+20, nil), nil)
 	tests := []struct {
 		conds string
 		want  []int64
@@ -165,8 +165,8 @@ func testRelated(t *testing.T, st core.Store) {
 		LastUpdatedBy: 5}}})
 
 	// Deleted records are hidden from the lists, and cannot be asked about.
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 4, 5, t3), nil)
-	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "uc", 3, 5, t3), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "re", 4, 5, t3, nil), nil)
+	checkErr(t, "DeleteRecord", st.DeleteRecord(ctx, acme, "uc", 3, 5, t3, nil), nil)
 	check(t, "Related(re 1) after deletes", relations(t, st, acme, "re", 1), []string{
 		`Is Child Of re-2 "Import"`,
 		`Is Parent Of ft-7 "CSV writer"`,

@@ -52,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) core.Store) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentEdits", testConcurrentEdits},
 		{"EditRefuses", testEditRefuses},
+		{"CheckRefusesDelete", testCheckRefusesDelete},
+		{"ConditionalWritersRace", testConditionalWritersRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

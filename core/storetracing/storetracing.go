@@ -102,10 +102,10 @@ func (t Store) UpdateRecord(ctx context.Context, accountID int64, kind string, i
 	return t.s.UpdateRecord(ctx, accountID, kind, id, edit)
 }
 
-func (t Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64) (err error) {
+func (t Store) DeleteRecord(ctx context.Context, accountID int64, kind string, id int64, userID, at int64, check core.Check) (err error) {
 	ctx, sp := t.start(ctx, "store.delete_record")
 	defer func() { end(sp, err) }()
-	return t.s.DeleteRecord(ctx, accountID, kind, id, userID, at)
+	return t.s.DeleteRecord(ctx, accountID, kind, id, userID, at, check)
 }
 
 func (t Store) Search(ctx context.Context, accountID int64, kind string, conds []core.Condition) (s []core.Summary, err error) {

@@ -111,6 +111,8 @@ func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testG
 		{"create-status", "201"},
 		{"create-location", gw.api + "/re/" + id},
 		{"update-status", "200"},
+		// A lost update refused: the page reads ETag and sends If-Match, which CORS must allow.
+		{"stale-status", "412"},
 		{"readback-title", title + " (updated)"},
 		{"readback-status-id", "2"},
 		{"readback-version", "2"},
@@ -138,6 +140,9 @@ func checkApp(t *testing.T, browser context.Context, c *coretest.Core, gw *testG
 		if seen[id] == "" {
 			t.Errorf("%s: the page could not read the message of the refusal", id)
 		}
+	}
+	if seen["created-etag"] == "" || seen["created-etag"] == "null" || seen["stale-message"] == "" {
+		t.Errorf("the page could not read ETag (%q) or the 412's message (%q)", seen["created-etag"], seen["stale-message"])
 	}
 	// The write went through to the core, JSON turned into XML.
 	if got, want := coreRecord(t, c, id).value("field_101"), title+" (updated)"; got != want {

@@ -53,7 +53,7 @@ func TestJSONInterface(t *testing.T) {
 			}
 		}
 	}
-	var etag, created string
+	var etag, created, createdTag string
 	riskWrite := `{"custom_object": {"fields": {"field": [` +
 		`{"name": "field_401", "value": "Vendor outage"}, {"name": "field_402", "value": 3}, ` +
 		`{"name": "field_404", "value": true}, {"name": "field_409", "value": 7}, {"name": "field_413", "value": "1,3"}, ` +
@@ -114,8 +114,9 @@ func TestJSONInterface(t *testing.T) {
 				t.Errorf("Location %q", created)
 			}
 		}},
-		{name: "read the created record", status: 200},
+		{name: "read the created record", status: 200, check: func(t *testing.T, r reply) { createdTag = r.header.Get("ETag") }},
 		{name: "update", status: 200},
+		{name: "update with a stale ETag", status: 412},
 		{name: "delete", status: 200},
 		{name: "delete again", status: 409},
 		{name: "read the deleted record", status: 404},
@@ -150,8 +151,9 @@ func TestJSONInterface(t *testing.T) {
 				s.call = get("/api2/demo/re/1", "If-None-Match: "+etag)
 			case "read the created record":
 				s.call = get(strings.TrimPrefix(created, base))
-			case "update":
+			case "update", "update with a stale ETag":
 				s.call = with("PUT", strings.TrimPrefix(created, base), `{"custom_object": {"fields": {"field": [{"name": "field_402", "value": "4"}]}}}`)
+				s.headers = append(s.headers, "If-Match: "+createdTag)
 			case "delete", "delete again":
 				s.call = call{method: "DELETE", path: strings.TrimPrefix(created, base), user: "demo", pass: "demo", headers: []string{jsonAccept}}
 			case "read the deleted record":

@@ -149,6 +149,9 @@ func operation(r Route) obj {
 	if write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodDelete; write && !r.Gateway {
 		params = append(params, ref("parameters", "Idempotency-Key"))
 	}
+	if r.Class == route.Record && (r.Method == http.MethodPut || r.Method == http.MethodDelete) {
+		params = append(params, ref("parameters", "If-Match"), ref("parameters", "If-Unmodified-Since"))
+	}
 	if r.Class == route.Search || r.Class == route.ViewSearch {
 		params = append(params, ref("parameters", "created_by"), ref("parameters", "last_updated_by"),
 			ref("parameters", "field_conditions"))
@@ -225,6 +228,7 @@ var errorDoc = map[int]string{
 	401: "Credentials are missing or incorrect (or the api_key names no account).",
 	404: "No such resource: an unknown path (a version-2 path under version 1 included), or a record, user, view or object that does not exist.",
 	409: "The request conflicts with the state of the resource: the record is already deleted.",
+	412: "Precondition failed: the record changed since the read whose ETag If-Match sends (or was modified after If-Unmodified-Since), or it is missing or deleted and If-Match was sent. Nothing was written: read it again.",
 	422: "The Idempotency-Key was sent before with a different request.",
 	413: "The request body is too large.",
 	415: "The XML sent is not well formed.",
@@ -264,6 +268,11 @@ func parameters() obj {
 			o("type", "string", "maxLength", 128), false),
 		"If-None-Match", p("If-None-Match", "header", "Entity tags of representations the caller holds: 304 when one is current.",
 			o("type", "string"), false),
+		"If-Match", p("If-Match", "header", "Entity tags of the record's representations the caller read (ETag), or *: the write is "+
+			"applied only while one of them is current (strong comparison: a W/ tag never matches), else 412.",
+			o("type", "string"), false),
+		"If-Unmodified-Since", p("If-Unmodified-Since", "header", "An HTTP date: 412 when the record's last_updated_time is later. "+
+			"Ignored when If-Match is sent, or when it is no valid date.", o("type", "string"), false),
 		"Idempotency-Key", p("Idempotency-Key", "header", "A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), "+
 			"quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a "+
 			"retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key "+
@@ -288,7 +297,7 @@ func headers() obj {
 		"X-Cache", h("How the gateway answered a cacheable read: from its cache (HIT, or STALE while it refreshes), from the core (MISS), or from the core at the caller's request (BYPASS).",
 			o("type", "string", "enum", []string{"HIT", "MISS", "STALE", "BYPASS"})),
 		"Age", h("Seconds since the cached answer was fetched from the core.", integer),
-		"ETag", h("The entity tag of this representation (XML or JSON, and its content coding).", str),
+		"ETag", h("The entity tag of this representation (XML or JSON, and its content coding); a record's tag may be sent back in If-Match to make a PUT or DELETE conditional.", str),
 		"Cache-Control", h("private, no-cache: a client may keep the answer but must revalidate it (If-None-Match).", str),
 		"Vary", h("Accept, Accept-Encoding: the representation depends on them.", str),
 		"RateLimit", h("The state of the rate policy that applies (IETF RateLimit header fields), when a policy limits the caller.", str),
@@ -303,7 +312,7 @@ func responses() obj {
 	r := obj{}
 	r.set("NotModified", o("description", "Not Modified: the representation named by If-None-Match is current.",
 		"headers", o("X-Request-Id", ref("headers", "X-Request-Id"), "ETag", ref("headers", "ETag"))))
-	for _, s := range []int{400, 401, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504} {
+	for _, s := range []int{400, 401, 404, 409, 412, 413, 415, 422, 429, 500, 502, 503, 504} {
 		h := o("X-Request-Id", ref("headers", "X-Request-Id"))
 		switch s {
 		case 401:

@@ -51,6 +51,12 @@ type Operation struct {
 // operator chose the mirrored service's status), and failures of the core or of the way to it.
 var commonErrors = []int{400, 401, 404, 429, 500, 502, 503, 504}
 
+// conditionalDoc describes the conditional writes of a record.
+const conditionalDoc = "With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write " +
+	"is applied only if the record still has that representation, decided in the core's write transaction: 412 when it " +
+	"changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. " +
+	"If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match."
+
 // writeErrors are the further failures of a request with a body.
 var writeErrors = []int{413, 415, 422}
 
@@ -72,9 +78,10 @@ var Table = []Operation{
 	{Method: "GET", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Status: 200, Result: []string{"{root}"},
 		Summary: "Read a record", Doc: "404 for a record that does not exist or was deleted."},
 	{Method: "PUT", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Body: "{root}", Status: 200,
-		Errors: writeErrors, Summary: "Update a record", Doc: "Only the fields sent change. 404 for a record that does not exist or was deleted."},
-	{Method: "DELETE", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Status: 200, Errors: []int{409, 422},
-		Summary: "Delete a record", Doc: "A soft delete: search finds it by deleted_time. 409 when it is already deleted."},
+		Errors: append([]int{412}, writeErrors...), Summary: "Update a record",
+		Doc: "Only the fields sent change. 404 for a record that does not exist or was deleted. " + conditionalDoc},
+	{Method: "DELETE", Path: "/{kind}/{id}", Class: route.Record, MinVersion: 1, Status: 200, Errors: []int{409, 412, 422},
+		Summary: "Delete a record", Doc: "A soft delete: search finds it by deleted_time. 409 when it is already deleted. " + conditionalDoc},
 	{Method: "GET", Path: "/{kind}/field", Class: route.Fields, MinVersion: 1, Status: 200, Result: []string{"{root}_fields"},
 		Summary: "List the field definitions of the kind"},
 	{Method: "GET", Path: "/{kind}/view", Class: route.Views, MinVersion: 2, Status: 200, Result: []string{"views"},

@@ -257,8 +257,14 @@ type CacheControl = string
 // IdempotencyKey defines model for Idempotency-Key.
 type IdempotencyKey = string
 
+// IfMatch defines model for If-Match.
+type IfMatch = string
+
 // IfNoneMatch defines model for If-None-Match.
 type IfNoneMatch = string
+
+// IfUnmodifiedSince defines model for If-Unmodified-Since.
+type IfUnmodifiedSince = string
 
 // XRequestId defines model for X-Request-Id.
 type XRequestId = string
@@ -301,6 +307,9 @@ type Error404 = ErrorDocument
 
 // Error409 defines model for Error409.
 type Error409 = ErrorDocument
+
+// Error412 defines model for Error412.
+type Error412 = ErrorDocument
 
 // Error413 defines model for Error413.
 type Error413 = ErrorDocument
@@ -363,6 +372,12 @@ type V2DeleteRequirementParams struct {
 
 	// IdempotencyKey A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key with another method, path or body is 422. A refused write (4xx) keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// IfMatch Entity tags of the record's representations the caller read (ETag), or *: the write is applied only while one of them is current (strong comparison: a W/ tag never matches), else 412.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfUnmodifiedSince An HTTP date: 412 when the record's last_updated_time is later. Ignored when If-Match is sent, or when it is no valid date.
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
 }
 
 // V2GetRequirementParams defines parameters for V2GetRequirement.
@@ -384,6 +399,12 @@ type V2UpdateRequirementParams struct {
 
 	// IdempotencyKey A key of the caller's choosing (IETF Idempotency-Key draft; a UUID, say), quoted or not: the first time the write is applied its outcome is kept for a day per account, user and key, and a retry with the key gets that outcome again (Idempotent-Replayed: true) without applying anything. The same key with another method, path or body is 422. A refused write (4xx) keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// IfMatch Entity tags of the record's representations the caller read (ETag), or *: the write is applied only while one of them is current (strong comparison: a W/ tag never matches), else 412.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfUnmodifiedSince An HTTP date: 412 when the record's last_updated_time is later. Ignored when If-Match is sent, or when it is no valid date.
+	IfUnmodifiedSince *IfUnmodifiedSince `json:"If-Unmodified-Since,omitempty"`
 }
 
 // V2GetUserParams defines parameters for V2GetUser.
@@ -1027,7 +1048,7 @@ type ClientInterface interface {
 
 	// V2DeleteRequirement Delete a record
 	//
-	// A soft delete: search finds it by deleted_time. 409 when it is already deleted.
+	// A soft delete: search finds it by deleted_time. 409 when it is already deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Corresponds with DELETE /api2/{api_key}/re/{id} (the `V2DeleteRequirement` operationId).
 	V2DeleteRequirement(ctx context.Context, apiKey ApiKey, id Id, params *V2DeleteRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1041,7 +1062,7 @@ type ClientInterface interface {
 
 	// V2UpdateRequirementWithBody Update a record
 	//
-	// Only the fields sent change. 404 for a record that does not exist or was deleted.
+	// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1050,7 +1071,7 @@ type ClientInterface interface {
 
 	// V2UpdateRequirement Update a record
 	//
-	// Only the fields sent change. 404 for a record that does not exist or was deleted.
+	// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1122,7 +1143,7 @@ func (c *Client) V2SearchRequirement(ctx context.Context, apiKey ApiKey, params 
 
 // V2DeleteRequirement Delete a record
 //
-// A soft delete: search finds it by deleted_time. 409 when it is already deleted.
+// A soft delete: search finds it by deleted_time. 409 when it is already deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Corresponds with DELETE /api2/{api_key}/re/{id} (the `V2DeleteRequirement` operationId).
 func (c *Client) V2DeleteRequirement(ctx context.Context, apiKey ApiKey, id Id, params *V2DeleteRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1156,7 +1177,7 @@ func (c *Client) V2GetRequirement(ctx context.Context, apiKey ApiKey, id Id, par
 
 // V2UpdateRequirementWithBody Update a record
 //
-// Only the fields sent change. 404 for a record that does not exist or was deleted.
+// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1175,7 +1196,7 @@ func (c *Client) V2UpdateRequirementWithBody(ctx context.Context, apiKey ApiKey,
 
 // V2UpdateRequirement Update a record
 //
-// Only the fields sent change. 404 for a record that does not exist or was deleted.
+// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1466,6 +1487,28 @@ func NewV2DeleteRequirementRequest(server string, apiKey ApiKey, id Id, params *
 			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
+		if params.IfMatch != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -1624,6 +1667,28 @@ func NewV2UpdateRequirementRequestWithBody(server string, apiKey ApiKey, id Id, 
 			req.Header.Set("Idempotency-Key", headerParam1)
 		}
 
+		if params.IfMatch != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam2)
+		}
+
+		if params.IfUnmodifiedSince != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Unmodified-Since", *params.IfUnmodifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Unmodified-Since", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -1780,7 +1845,7 @@ type ClientWithResponsesInterface interface {
 
 	// V2DeleteRequirementWithResponse Delete a record
 	//
-	// A soft delete: search finds it by deleted_time. 409 when it is already deleted.
+	// A soft delete: search finds it by deleted_time. 409 when it is already deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1798,7 +1863,7 @@ type ClientWithResponsesInterface interface {
 
 	// V2UpdateRequirementWithBodyWithResponse Update a record
 	//
-	// Only the fields sent change. 404 for a record that does not exist or was deleted.
+	// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1807,7 +1872,7 @@ type ClientWithResponsesInterface interface {
 
 	// V2UpdateRequirementWithResponse Update a record
 	//
-	// Only the fields sent change. 404 for a record that does not exist or was deleted.
+	// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2379,6 +2444,11 @@ type V2DeleteRequirementResponse409Headers struct {
 	XRequestId string
 }
 
+// V2DeleteRequirementResponse412Headers the declared response headers of an HTTP 412 response for V2DeleteRequirement
+type V2DeleteRequirementResponse412Headers struct {
+	XRequestId string
+}
+
 // V2DeleteRequirementResponse422Headers the declared response headers of an HTTP 422 response for V2DeleteRequirement
 type V2DeleteRequirementResponse422Headers struct {
 	XRequestId string
@@ -2434,6 +2504,10 @@ type V2DeleteRequirementResponse struct {
 	JSON409 *Error409
 	// XML409 the response for an HTTP 409 `application/xml` response
 	XML409 *Error
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *Error412
+	// XML412 the response for an HTTP 412 `application/xml` response
+	XML412 *Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error422
 	// XML422 the response for an HTTP 422 `application/xml` response
@@ -2468,6 +2542,8 @@ type V2DeleteRequirementResponse struct {
 	Headers404 *V2DeleteRequirementResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *V2DeleteRequirementResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *V2DeleteRequirementResponse412Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *V2DeleteRequirementResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2520,6 +2596,16 @@ func (r V2DeleteRequirementResponse) GetJSON409() *Error409 {
 // GetXML409 returns the response for an HTTP 409 `application/xml` response
 func (r V2DeleteRequirementResponse) GetXML409() *Error {
 	return r.XML409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r V2DeleteRequirementResponse) GetJSON412() *Error412 {
+	return r.JSON412
+}
+
+// GetXML412 returns the response for an HTTP 412 `application/xml` response
+func (r V2DeleteRequirementResponse) GetXML412() *Error {
+	return r.XML412
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -2879,6 +2965,11 @@ type V2UpdateRequirementResponse404Headers struct {
 	XRequestId string
 }
 
+// V2UpdateRequirementResponse412Headers the declared response headers of an HTTP 412 response for V2UpdateRequirement
+type V2UpdateRequirementResponse412Headers struct {
+	XRequestId string
+}
+
 // V2UpdateRequirementResponse413Headers the declared response headers of an HTTP 413 response for V2UpdateRequirement
 type V2UpdateRequirementResponse413Headers struct {
 	XRequestId string
@@ -2940,6 +3031,10 @@ type V2UpdateRequirementResponse struct {
 	JSON404 *Error404
 	// XML404 the response for an HTTP 404 `application/xml` response
 	XML404 *Error
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *Error412
+	// XML412 the response for an HTTP 412 `application/xml` response
+	XML412 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error413
 	// XML413 the response for an HTTP 413 `application/xml` response
@@ -2980,6 +3075,8 @@ type V2UpdateRequirementResponse struct {
 	Headers401 *V2UpdateRequirementResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *V2UpdateRequirementResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *V2UpdateRequirementResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *V2UpdateRequirementResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -3026,6 +3123,16 @@ func (r V2UpdateRequirementResponse) GetJSON404() *Error404 {
 // GetXML404 returns the response for an HTTP 404 `application/xml` response
 func (r V2UpdateRequirementResponse) GetXML404() *Error {
 	return r.XML404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r V2UpdateRequirementResponse) GetJSON412() *Error412 {
+	return r.JSON412
+}
+
+// GetXML412 returns the response for an HTTP 412 `application/xml` response
+func (r V2UpdateRequirementResponse) GetXML412() *Error {
+	return r.XML412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -3429,7 +3536,7 @@ func (c *ClientWithResponses) V2SearchRequirementWithResponse(ctx context.Contex
 
 // V2DeleteRequirementWithResponse Delete a record
 //
-// A soft delete: search finds it by deleted_time. 409 when it is already deleted.
+// A soft delete: search finds it by deleted_time. 409 when it is already deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3459,7 +3566,7 @@ func (c *ClientWithResponses) V2GetRequirementWithResponse(ctx context.Context, 
 
 // V2UpdateRequirementWithBodyWithResponse Update a record
 //
-// Only the fields sent change. 404 for a record that does not exist or was deleted.
+// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3474,7 +3581,7 @@ func (c *ClientWithResponses) V2UpdateRequirementWithBodyWithResponse(ctx contex
 
 // V2UpdateRequirementWithResponse Update a record
 //
-// Only the fields sent change. 404 for a record that does not exist or was deleted.
+// Only the fields sent change. 404 for a record that does not exist or was deleted. With If-Match (the ETag of a read of the record, in any representation, through any gateway) the write is applied only if the record still has that representation, decided in the core's write transaction: 412 when it changed since, or when the record is missing or deleted (also for If-Match: *). A weak tag (W/) never matches. If-Unmodified-Since is 412 when last_updated_time is later, and is ignored with If-Match.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4300,6 +4407,20 @@ func ParseV2DeleteRequirementResponse(rsp *http.Response) (*V2DeleteRequirementR
 		}
 		response.XML409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Error412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 412:
+		var dest Error
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error422
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4458,6 +4579,16 @@ func ParseV2DeleteRequirementResponse(rsp *http.Response) (*V2DeleteRequirementR
 			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers V2DeleteRequirementResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 422:
 		var headers V2DeleteRequirementResponse422Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -4980,6 +5111,20 @@ func ParseV2UpdateRequirementResponse(rsp *http.Response) (*V2UpdateRequirementR
 		}
 		response.XML404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest Error412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 412:
+		var dest Error
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error413
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5156,6 +5301,16 @@ func ParseV2UpdateRequirementResponse(rsp *http.Response) (*V2UpdateRequirementR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers V2UpdateRequirementResponse412Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers V2UpdateRequirementResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
