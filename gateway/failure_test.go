@@ -191,3 +191,31 @@ func TestUpstreamReset(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedWriteKeepsStaleEntries stops the core: a write that could not reach it (the connection is refused)
+// changed nothing, so the read it would have invalidated is still served stale; a write whose outcome is
+// unknown (the core took the request and never answered) invalidates it.
+func TestFailedWriteKeepsStaleEntries(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	clk := &clock{now: time.Now()}
+	opt := cachedOptions(c)
+	opt.Now = clk.Now
+	opt.AuthTTL = time.Hour
+	opt.Cache.TTL, opt.Cache.StaleIfError = 10*time.Second, time.Minute
+	gw := startGateway(t, opt)
+	url := gw.URL + "/api2/demo/re/6"
+	if fresh := get(t, url); fresh.Status != 200 {
+		t.Fatalf("first read: %d", fresh.Status)
+	}
+	c.Stop()
+	put := do(t, http.MethodPut, url, "demo", "demo",
+		`<requirement><fields><field><name>field_101</name><value>never sent</value></field></fields></requirement>`)
+	if put.Status != http.StatusBadGateway {
+		t.Fatalf("PUT with the core down: %d, want 502", put.Status)
+	}
+	clk.Add(20 * time.Second) // past the TTL, within stale_if_error
+	if res := get(t, url); res.Status != 200 || res.Header.Get("X-Cache") != "STALE" {
+		t.Errorf("after a write that never reached the core: %d X-Cache %q, want the stale entry", res.Status,
+			res.Header.Get("X-Cache"))
+	}
+}

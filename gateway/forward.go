@@ -71,8 +71,11 @@ func (g *Gateway) forward(x *exchange) {
 	x.upstream = took
 	if err != nil {
 		g.upstreamFailed(x, err)
-		if write {
-			// The write may have reached the core: its effect is unknown, so reads must not trust the cache.
+		if write && !neverSent(err) {
+			// The write may have reached the core: its effect is unknown, so reads must not trust the cache. A
+			// write that never left the gateway changed nothing, and the stale stand-ins of stale_if_error stay.
+			g.log.Warn("write outcome unknown; its reads are invalidated", "request_id", x.reqID,
+				"method", string(ctx.Method()), "path", x.rt.Path, "err", err)
 			g.invalidate(writeOf(&x.rt))
 		}
 		return

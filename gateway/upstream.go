@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"syscall"
 	"net/url"
 	"strings"
 	"sync"
@@ -98,11 +99,13 @@ func coreClient(pu *url.URL, o *Options) *fasthttp.HostClient {
 		MaxResponseBodySize:      o.MaxResponseBytes,
 		ReadBufferSize:           16 << 10,
 		DisablePathNormalizing:   true, // the path is normalised once, by route.Parse
-		// One retry, for reads only, when a kept-alive connection turned out closed; never for writes,
-		// which must not reach the core twice.
+		// One retry when a kept-alive connection turned out closed: for reads whatever happened, for writes only
+		// when the core had closed the connection before any of the request was sent (errUnsent), since a
+		// write must not reach the core twice.
 		MaxIdemponentCallAttempts: 2,
 		RetryIfErr: func(req *fasthttp.Request, attempts int, err error) (bool, bool) {
-			return false, attempts < 2 && (req.Header.IsGet() || req.Header.IsHead()) && !isTimeout(err)
+			return false, attempts < 2 && (errors.Is(err, errUnsent) ||
+				(req.Header.IsGet() || req.Header.IsHead()) && !isTimeout(err))
 		},
 	}
 }
@@ -151,8 +154,39 @@ func dial(addr string, timeout time.Duration) (net.Conn, error) {
 	if err != nil {
 		return nil, dialError{err}
 	}
-	return c, nil
+	return &coreConn{Conn: c}, nil
 }
+
+// errUnsent is a request not sent because the core had closed its kept-alive connection (it stopped, restarted
+// or let the connection idle out): nothing reached the core, so it may be sent again, writes too.
+var errUnsent = errors.New("the core closed the connection before the request was sent")
+
+// coreConn is a connection to a core that, before the first write of each request, checks that the core has not
+// closed it: a request written into a closed connection gets no answer, and the gateway could not tell whether
+// the core applied it, where in fact it never saw it.
+type coreConn struct {
+	net.Conn
+	used bool // an answer was read: the next write starts a request on a kept-alive connection
+}
+
+func (c *coreConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.used = true
+	return n, err
+}
+
+func (c *coreConn) Write(p []byte) (int, error) {
+	if c.used {
+		c.used = false
+		if peerClosed(c.Conn) {
+			return 0, errUnsent
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// NetConn is the connection underneath, for peerClosed.
+func (c *coreConn) NetConn() net.Conn { return c.Conn }
 
 func isDialError(err error) bool {
 	var de dialError
@@ -364,6 +398,19 @@ func upstreamStatus(err error) (int, string) {
 	default:
 		return fasthttp.StatusBadGateway, "The upstream service is unavailable."
 	}
+}
+
+// neverSent reports whether a failed exchange ended before any of the request could reach the core: no
+// connection came free, or none could be made (refused, unreachable, the dial timed out). Anything else (a
+// reset, a timeout waiting for the answer, a connection closed before the status) leaves open whether the core
+// received the request and acted on it.
+func neverSent(err error) bool {
+	if errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns) || errors.Is(err, fasthttp.ErrDialTimeout) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 func isTimeout(err error) bool {
