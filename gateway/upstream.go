@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"syscall"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
