@@ -119,9 +119,11 @@ func (b *balancer) answered(be *backend, why string) {
 // out means resting for downFor.
 func (b *balancer) failed(be *backend, err error, why string) {
 	now := time.Now().UnixNano()
-	// A connection refused (or otherwise failed at once) says nothing listens; a connection attempt that timed
-	// out may only say the core is busy, like any other timeout.
-	refused := isDialError(err) && !isTimeout(err)
+	// A connection refused (or otherwise failed at once) says nothing listens, and one closed or reset under a
+	// request says the core just went away (it was killed or restarted): either takes the core out at once, so
+	// its callers' next requests go elsewhere. A connection attempt that timed out may only say the core is
+	// busy, like any other timeout, and counts as one failure.
+	refused := isDialError(err) && !isTimeout(err) || connectionLost(err) && !isTimeout(err)
 	if n := be.fails.Add(1); n < healthFailures && !refused {
 		return
 	}

@@ -257,6 +257,13 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 			b.failed(be, err, "request could not connect")
 			continue
 		}
+		if errors.Is(err, errUnsent) {
+			// The core closed the kept-alive connections the request was about to use (it stopped or restarted,
+			// or they idled out): nothing was sent, so another core may take it, writes too. The next request
+			// to this core dials anew, and a refusal then takes it out.
+			be.hc.CloseIdleConnections()
+			continue
+		}
 		be.sent.Add(1)
 		// Sent, or maybe sent: not tried elsewhere. A connection closed or reset under the request says the core
 		// may be gone, and then its pooled connections are dead too: drop them. A full pool or an oversized
