@@ -492,3 +492,52 @@ func TestCredentialsChangeOnOneConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedFramingHeaders folds a framing header over two lines (obsolete line folding, which fasthttp would
+// join), then sends, on the same connection, a request with bare-LF line ends and a folded field, which the
+// line guard must refuse. The folded framing header must be refused itself, so the connection gets one answer,
+// a 400, and closes: the later request is never served.
+func TestFoldedFramingHeaders(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	g, url := serve(t, cached(c))
+	addr := strings.TrimPrefix(url, "http://")
+	later := "GET /api2/acme/re/1 HTTP/1.1\nHost: gw\nAuthorization: Basic YWxpY2U6YWxpY2Utc2VjcmV0\nX-A: a\n b\r\n\r\n"
+	for _, first := range []string{
+		"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+		"Content-Length:\r\n 5\r\n\r\nhello",
+		"Transfer-Encoding:\r\n\tchunked\r\n\r\n0\r\n\r\n",
+	} {
+		name := strings.Split(first, "\r\n")[0]
+		first = "GET /api2/acme/re/1 HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic YWxpY2U6YWxpY2Utc2VjcmV0\r\n" + first
+		before := g.Stats().UpstreamRequests
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(conn, first+later); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		var statuses []int
+		for {
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			statuses = append(statuses, res.StatusCode)
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%q folded: the request was served", name)
+			}
+		}
+		conn.Close()
+		if len(statuses) != 1 || statuses[0] != http.StatusBadRequest {
+			t.Errorf("%q folded: answers %v, want only a 400", name, statuses)
+		}
+		if sent := g.Stats().UpstreamRequests - before; sent != 0 {
+			t.Errorf("%q folded: %d requests reached the core, want none", name, sent)
+		}
+	}
+}
