@@ -541,3 +541,64 @@ func TestFoldedFramingHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureCountsSurviveFlood blocks an attacker's address at one user, then floods the in-process
+// failed-login counters (no Redis) from other addresses with guesses of made-up names, at an api_key that
+// cannot exist and at a real one, until the counters' store is full many times over. The flood must not reset
+// the count that blocks the attacker, and a real user's login must still work.
+func TestFailureCountsSurviveFlood(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	opt := cached(c)
+	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 5, 20, 1000
+	opt.MaxFailureKeys = 200
+	opt.AuthTTL = 0 // every login is checked
+	_, url := serve(t, opt)
+	target := url + "/api2/acme/re/1"
+	attacker := from("127.0.0.2")
+	for i := range 5 {
+		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, r.status)
+		}
+	}
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's sixth guess: %d, want 429", r.status)
+	}
+
+	// 20 addresses, 20 guesses each (their per-address limit): 400 guesses, up to 800 counters.
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for a := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := from(fmt.Sprintf("127.0.1.%d", a+1))
+			for i := range 20 {
+				u := url + "/api2/globex/re/1"
+				if i%2 == 0 {
+					u = url + "/api2/no.such.key/re/1"
+				}
+				r, err := send(cl, "GET", u, fmt.Sprintf("name-%d-%d", a, i), "x", "")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if r.status != http.StatusUnauthorized {
+					errs <- fmt.Errorf("flood guess: %d, want 401", r.status)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("the blocked attacker's guess after the flood: %d, want 429 (its count was forgotten)", r.status)
+	}
+	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
+		t.Errorf("alice's login after the flood: %d, want 200", r.status)
+	}
+}
