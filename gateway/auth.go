@@ -3,7 +3,9 @@ package gateway
 import (
 	"bytes"
 	"encoding/base64"
+	"hash/maphash"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/reqgate/reqgate/cache/credkey"
 	"github.com/reqgate/reqgate/cache/ttlmap"
+	"github.com/reqgate/reqgate/gateway/route"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
@@ -153,9 +156,6 @@ func (c *credentials) forget(cr credential) {
 	c.proved.Delete(cr.digest)
 }
 
-// maxFailureKeys bounds the failure counters; when full, expired windows go, then everything.
-const maxFailureKeys = 200_000
-
 // failureLimits are the failed logins allowed within one window: per username from one client IP (the
 // guesses of one attacker at one user), per client IP (one attacker at many users) and per username from all
 // IPs together (a distributed guess at one user). The last is far higher than the first, so that one attacker
@@ -169,12 +169,23 @@ type failureLimits struct {
 // checks it, in one locked step with the check of the limits, so that concurrent guesses cannot all pass a
 // limit that each of them reads as not yet reached; an attempt that turns out not to be a failure is released.
 // A credential that is already verified is never checked, so an attacker cannot lock out a user who is working.
+//
+// The counters are bounded (an attacker makes up their keys), but a counter whose window is open is never
+// dropped to make room, or an attacker could reset the counts of everyone by filling the store. A counter
+// that finds no room is counted instead in a fixed table of coarse counters (overflow), one per kind of limit,
+// each shared by the keys that hash to it: while the store is full, a new key's attempts add up with those of
+// the keys that share its slot, so a limit is reached sooner, never later.
 type failures struct {
 	failureLimits
-	now func() time.Time
-	mu  sync.Mutex                          // makes reserve and release one step each
-	m   *ttlmap.Map[string, *failureWindow] // a window is forgotten when it ends
+	now  func() time.Time
+	mu   sync.Mutex                          // makes reserve and release one step each
+	m    *ttlmap.Map[string, *failureWindow] // a window is forgotten when it ends
+	seed maphash.Seed
+	over [3][overflowSlots]failureWindow // by kind of limit (failureLimits.limits), then slot
 }
+
+// overflowSlots is the number of coarse counters per kind of limit.
+const overflowSlots = 8192
 
 // failureWindow is one counter: the window's start, and the attempts counted in it (changed under
 // failures.mu).
@@ -183,17 +194,35 @@ type failureWindow struct {
 	n     int
 }
 
-func newFailures(l failureLimits, now func() time.Time) *failures {
-	return &failures{failureLimits: l, now: now, m: ttlmap.New[string, *failureWindow](l.window, maxFailureKeys)}
+func newFailures(l failureLimits, maxKeys int, now func() time.Time) *failures {
+	return &failures{failureLimits: l, now: now, seed: maphash.MakeSeed(),
+		m: ttlmap.New[string, *failureWindow](l.window, maxKeys)}
 }
 
-// failureKeys are the counters of one attempt, in the order of failureLimits.limits.
+// failureKeys are the counters of one attempt, in the order of failureLimits.limits; an empty key is not
+// counted. An IPv6 client is counted by its /64 (one host usually holds a whole /64, so its addresses are
+// one attacker's). An api_key that cannot name an account (route.ValidAPIKey) has no users whose guesses
+// could be counted: such an attempt counts against its address only, so made-up accounts cost no counters.
 func failureKeys(ip, apiKey, user string) [3]string {
+	ip = failureAddr(ip)
+	if !route.ValidAPIKey(apiKey) {
+		return [3]string{"", "i\x00" + ip, ""}
+	}
 	return [3]string{
 		"ui\x00" + apiKey + "\x00" + user + "\x00" + ip,
 		"i\x00" + ip,
 		"u\x00" + apiKey + "\x00" + user,
 	}
+}
+
+// failureAddr is the address a client's failures are counted under: an IPv6 address's /64, any other as it is.
+func failureAddr(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return ip
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 func (l *failureLimits) limits() [3]int { return [3]int{l.maxUserIP, l.maxIP, l.maxUserAll} }
@@ -207,17 +236,24 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 	defer f.mu.Unlock()
 	var wait time.Duration
 	for i, k := range keys {
-		wait = max(wait, f.waitLocked(k, limits[i], now))
+		if k != "" {
+			wait = max(wait, f.waitLocked(i, k, limits[i], now))
+		}
 	}
 	if wait > 0 {
 		return wait
 	}
-	for _, k := range keys {
-		if w, ok := f.m.Get(k, now); ok {
+	for i, k := range keys {
+		switch w, ok := f.m.Get(k, now); {
+		case k == "":
+		case ok:
 			w.n++
-			continue
+		case f.m.Add(k, &failureWindow{start: now, n: 1}, now):
+		default:
+			o := f.overflowLocked(i, k, now)
+			o.n++
+			failureOverflows.Inc()
 		}
-		f.m.Set(k, &failureWindow{start: now, n: 1}, now)
 	}
 	return 0
 }
@@ -228,17 +264,38 @@ func (f *failures) release(ip, apiKey, user string) {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, k := range keys {
-		if w, ok := f.m.Get(k, now); ok && w.n > 0 {
+	for i, k := range keys {
+		if k == "" {
+			continue
+		}
+		w, ok := f.m.Get(k, now)
+		if !ok {
+			w = f.overflowLocked(i, k, now)
+		}
+		if w.n > 0 {
 			w.n--
 		}
 	}
 }
 
-func (f *failures) waitLocked(key string, limit int, now time.Time) time.Duration {
-	w, ok := f.m.Get(key, now)
-	if !ok || w.n < limit {
-		return 0
+// waitLocked is how long key's attempts must wait for its window, or its coarse counter's, to end once one
+// of them has reached limit; 0 when neither has.
+func (f *failures) waitLocked(kind int, key string, limit int, now time.Time) time.Duration {
+	var wait time.Duration
+	if w, ok := f.m.Get(key, now); ok && w.n >= limit {
+		wait = w.start.Add(f.window).Sub(now)
 	}
-	return w.start.Add(f.window).Sub(now)
+	if o := f.overflowLocked(kind, key, now); o.n >= limit {
+		wait = max(wait, o.start.Add(f.window).Sub(now))
+	}
+	return wait
+}
+
+// overflowLocked is key's coarse counter of its kind of limit, started again when its window has ended.
+func (f *failures) overflowLocked(kind int, key string, now time.Time) *failureWindow {
+	o := &f.over[kind][maphash.String(f.seed, key)%overflowSlots]
+	if !now.Before(o.start.Add(f.window)) {
+		*o = failureWindow{start: now}
+	}
+	return o
 }

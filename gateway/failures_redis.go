@@ -65,24 +65,29 @@ func newSharedFailures(local *failures, rdb *redis.Client, timeout time.Duration
 	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: timeout}
 }
 
-func redisFailureKeys(ip, apiKey, user string) []string {
+// redisFailureKeys are the Redis keys of an attempt's counters (failureKeys) and, in the same order, their
+// limits (of limits, in the order of failureLimits.limits).
+func redisFailureKeys(ip, apiKey, user string, limits [3]int) ([]string, []any) {
 	k := failureKeys(ip, apiKey, user)
-	out := make([]string, len(k))
+	keys, lim := make([]string, 0, len(k)), make([]any, 0, len(k))
 	for i := range k {
-		out[i] = "reqgate:authfail:" + k[i]
+		if k[i] != "" {
+			keys = append(keys, "reqgate:authfail:"+k[i])
+			lim = append(lim, limits[i])
+		}
 	}
-	return out
+	return keys, lim
 }
 
 func (s *sharedFailures) reserve(ip, apiKey, user string) time.Duration {
 	if wait := s.local.reserve(ip, apiKey, user); wait > 0 || !s.up() {
 		return wait
 	}
-	limits := s.local.limits()
-	args := []any{strconv.FormatInt(s.local.window.Milliseconds(), 10), limits[0], limits[1], limits[2]}
+	keys, limits := redisFailureKeys(ip, apiKey, user, s.local.limits())
+	args := append([]any{strconv.FormatInt(s.local.window.Milliseconds(), 10)}, limits...)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	ms, err := reserveScript.Run(ctx, s.rdb, redisFailureKeys(ip, apiKey, user), args...).Int64()
+	ms, err := reserveScript.Run(ctx, s.rdb, keys, args...).Int64()
 	if err != nil {
 		s.failed("reserve", err)
 		return 0 // the local reservation stands
@@ -101,7 +106,8 @@ func (s *sharedFailures) release(ip, apiKey, user string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := releaseScript.Run(ctx, s.rdb, redisFailureKeys(ip, apiKey, user)).Err(); err != nil {
+	keys, _ := redisFailureKeys(ip, apiKey, user, [3]int{})
+	if err := releaseScript.Run(ctx, s.rdb, keys).Err(); err != nil {
 		s.failed("release", err)
 	}
 }

@@ -67,7 +67,7 @@ func New(opt Options) (*Gateway, error) {
 		return nil, err
 	}
 	fails := newFailures(failureLimits{window: opt.FailureWindow, maxUserIP: opt.MaxUserFailures,
-		maxIP: opt.MaxIPFailures, maxUserAll: opt.MaxUserFailuresAllIPs}, opt.Now)
+		maxIP: opt.MaxIPFailures, maxUserAll: opt.MaxUserFailuresAllIPs}, opt.MaxFailureKeys, opt.Now)
 	g := &Gateway{
 		opt:       opt,
 		up:        up,

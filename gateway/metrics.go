@@ -14,6 +14,7 @@ import (
 var (
 	authVerifications = metrics.GetOrCreateCounter(`reqgate_auth_verifications_total`)
 	authFailures      = metrics.GetOrCreateCounter(`reqgate_auth_failures_total`)
+	failureOverflows  = metrics.GetOrCreateCounter(`reqgate_auth_failure_overflows_total`)
 	authBlocked       = metrics.GetOrCreateCounter(`reqgate_auth_blocked_total`)
 	flightShared      = metrics.GetOrCreateCounter(`reqgate_gateway_singleflight_shared_total`)
 	panicsTotal       = metrics.GetOrCreateCounter(`reqgate_gateway_panics_total`)

@@ -17,6 +17,7 @@ import (
 const (
 	DefaultHealthTimeout       = time.Second
 	DefaultFailureStoreTimeout = 250 * time.Millisecond
+	DefaultMaxFailureKeys      = 200_000
 )
 
 // Options carry everything the gateway takes from the configuration. The configured values come resolved
@@ -70,6 +71,10 @@ type Options struct {
 	// from all IPs together; further attempts get 429. All > 0.
 	MaxUserFailures, MaxIPFailures, MaxUserFailuresAllIPs int
 	FailureWindow                                         time.Duration
+	// MaxFailureKeys bounds the failed-login counters held in the process (each counter is one username and
+	// address, one address or one username). A full store never forgets a counter whose window is open: new
+	// counters share coarser ones until windows end. If zero, DefaultMaxFailureKeys.
+	MaxFailureKeys int
 
 	// FailureStoreTimeout bounds one Redis call of the failed-login counts; a slower Redis counts as down for a
 	// second (each replica then counts alone). If zero, DefaultFailureStoreTimeout.
@@ -150,6 +155,9 @@ func (o *Options) check() error {
 func (o *Options) fill() {
 	if o.HealthTimeout == 0 {
 		o.HealthTimeout = DefaultHealthTimeout
+	}
+	if o.MaxFailureKeys <= 0 {
+		o.MaxFailureKeys = DefaultMaxFailureKeys
 	}
 	if o.FailureStoreTimeout <= 0 {
 		o.FailureStoreTimeout = DefaultFailureStoreTimeout

@@ -86,11 +86,12 @@ const (
 	errObsFold lineError = "A header field is folded over several lines (obsolete line folding)."
 
 	errTransferCoding lineError = "The request's Transfer-Encoding is not chunked."
+	errContentLength  lineError = "The request's Content-Length is empty, unreadable or given twice."
 )
 
 // lineKeep is how much of a line the guard keeps when the line spans reads: enough for the Content-Length,
-// Transfer-Encoding and chunk-size lines it must understand. A longer one of those makes it stop checking
-// the connection (guardLost): it only refuses what it has followed exactly.
+// Transfer-Encoding and chunk-size lines it must understand. A longer framing header is refused; a longer
+// chunk-size line makes it stop checking the connection (guardLost): it only follows what it can read exactly.
 const lineKeep = 128
 
 // maxBody bounds a Content-Length or chunk size the guard follows: fasthttp refuses larger ones.
@@ -113,8 +114,10 @@ const (
 // in a head or trailer, not start with a space or tab (obsolete line folding, RFC 9112 §5.2). It frames
 // messages as fasthttp does: empty lines before a request line are skipped, Transfer-Encoding: chunked wins
 // over Content-Length, and a request without either has no body. What fasthttp would refuse (two
-// Content-Lengths, a transfer coding other than chunked and identity, a malformed chunk) makes the guard
-// stop checking rather than guess: fasthttp refuses the request and closes the connection.
+// A framing header the guard cannot read exactly (empty, unreadable, too long, a second Content-Length, a
+// coding other than chunked) is refused as a violation: such a field is where a folded or otherwise hidden
+// value would change the framing, so the guard never gives up on a head. A malformed chunk makes it stop
+// checking rather than guess: fasthttp refuses the request and closes the connection.
 type lineGuard struct {
 	state  guardState
 	remain int64 // bytes of the body or chunk still to come
@@ -294,7 +297,7 @@ func (g *lineGuard) fieldLine(line []byte, whole bool) error {
 	// fasthttp refuses a space before the colon, so a framing header's colon is right after its name.
 	switch {
 	case len(line) > 14 && line[14] == ':' && equalFoldASCII(line[:14], "Content-Length"):
-		g.contentLength(line[15:], whole)
+		return g.contentLength(line[15:], whole)
 	case len(line) > 17 && line[17] == ':' && equalFoldASCII(line[:17], "Transfer-Encoding"):
 		return g.transferEncoding(line[18:], whole)
 	}
@@ -315,33 +318,27 @@ func (g *lineGuard) endHead() {
 	}
 }
 
-// contentLength notes the value of a Content-Length field; one the guard cannot read, or a second one, makes
-// it stop checking the connection (fasthttp refuses the request).
-func (g *lineGuard) contentLength(v []byte, whole bool) {
+// contentLength notes the value of a Content-Length field. One the guard cannot read (an empty value among
+// them, as the first line of a folded field leaves it), or a second one, is refused: the guard does not
+// follow a head whose framing it cannot read.
+func (g *lineGuard) contentLength(v []byte, whole bool) error {
 	n, ok := decimal(trimOWS(v))
 	if !ok || !whole || g.hasLength {
-		g.state = guardLost
-		return
+		return errContentLength
 	}
 	g.length, g.hasLength = n, true
+	return nil
 }
 
-// transferEncoding notes the value of a Transfer-Encoding field: chunked, the identity coding the guard
-// refuses, or another that fasthttp refuses (the guard stops checking the connection).
+// transferEncoding notes the value of a Transfer-Encoding field: chunked, or anything else, refused. That
+// covers identity, which fasthttp ignores as if the field were absent where RFC 9112 §6.3 requires 400 (a
+// request whose transfer codings do not end in chunked has no length another server could agree on), and
+// an empty value, the first line of a folded field, which fasthttp would join with the next line.
 func (g *lineGuard) transferEncoding(v []byte, whole bool) error {
-	v = trimOWS(v)
-	switch {
-	case !whole:
-		g.state = guardLost
-	case equalFoldASCII(v, "chunked"):
-		g.chunked = true
-	case equalFoldASCII(v, "identity"):
-		// fasthttp ignores it, as if the field were absent, where RFC 9112 §6.3 requires 400: a request
-		// whose transfer codings do not end in chunked has no length another server could agree on.
+	if !whole || !equalFoldASCII(trimOWS(v), "chunked") {
 		return errTransferCoding
-	default:
-		g.state = guardLost // fasthttp refuses other codings
 	}
+	g.chunked = true
 	return nil
 }
 

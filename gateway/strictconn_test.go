@@ -67,9 +67,16 @@ func TestLineGuard(t *testing.T) {
 		{"transfer-encoding identity", post + "Transfer-Encoding: identity\r\n\r\n", errTransferCoding, len(post) + 28},
 		{"folded trailer", post + "Transfer-Encoding: chunked\r\n\r\n0\r\nA: b\r\n c\r\n\r\n", errObsFold, len(post) + 39},
 
-		// Framing fasthttp refuses: the guard stops checking rather than guess where the next head starts.
-		{"transfer coding other than chunked", post + "Transfer-Encoding: gzip\r\n\r\nGET /a HTTP/1.1\n\n", nil, 0},
-		{"two content-lengths", post + "Content-Length: 1\r\nContent-Length: 2\r\n\r\nGET /a HTTP/1.1\n\n", nil, 0},
+		// A framing header the guard cannot read exactly is refused, never followed by a head it no longer
+		// checks: a folded one leaves an empty value on its first line.
+		{"folded transfer-encoding", post + "Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\nGET /a HTTP/1.1\n\n", errTransferCoding, len(post) + 19},
+		{"folded content-length", post + "Content-Length:\r\n 5\r\n\r\nhelloGET /a HTTP/1.1\n\n", errContentLength, len(post) + 16},
+		{"transfer coding other than chunked", post + "Transfer-Encoding: gzip\r\n\r\nGET /a HTTP/1.1\n\n", errTransferCoding, len(post) + 24},
+		{"two content-lengths", post + "Content-Length: 1\r\nContent-Length: 2\r\n\r\nGET /a HTTP/1.1\n\n", errContentLength, len(post) + 37},
+		{"unreadable content-length", post + "Content-Length: +5\r\n\r\nhelloGET /a HTTP/1.1\n\n", errContentLength, len(post) + 19},
+
+		// A malformed chunk fasthttp refuses: the guard stops checking rather than guess where the next head
+		// starts.
 		{"malformed chunk size", post + "Transfer-Encoding: chunked\r\n\r\nzz\r\nGET /a HTTP/1.1\n\n", nil, 0},
 	}
 	for _, tt := range tests {

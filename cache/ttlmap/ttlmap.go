@@ -14,7 +14,8 @@ import (
 // Map maps keys to values for a fixed time after each Set. Its size is bounded because callers make up
 // the keys (every password guess is a new one): a Set that finds the map full first drops the expired
 // entries and, when that frees no room, every entry. Forgetting costs the callers only a check done
-// again, so the map keeps no order of its entries to evict by.
+// again, so the map keeps no order of its entries to evict by. A caller for whom forgetting costs more (a
+// counter an attacker would like reset) uses Add instead, which only ever drops expired entries.
 //
 // Get takes a shared lock and allocates nothing, so a lookup on a hot path costs a map access.
 type Map[K comparable, V any] struct {
@@ -22,6 +23,10 @@ type Map[K comparable, V any] struct {
 	max int
 	mu  sync.RWMutex
 	m   map[K]entry[V]
+	// sweepAt is when a full map is next searched for expired entries: no entry expires before it, or it is
+	// at most a sixteenth of the TTL after the last search, so a full map is searched (a walk over every
+	// entry) at most 16 times per TTL however often Add is refused.
+	sweepAt time.Time
 }
 
 type entry[V any] struct {
@@ -65,6 +70,44 @@ func (m *Map[K, V]) Set(k K, v V, now time.Time) {
 		}
 	}
 	m.m[k] = entry[V]{v: v, exp: now.Add(m.ttl)}
+}
+
+// Add maps k to v from now until the TTL has passed, as Set does, but never drops an entry that has not
+// expired: when the map is full and holds no expired entry, it adds nothing and reports false. A key already
+// held (expired or not) is always replaced.
+func (m *Map[K, V]) Add(k K, v V, now time.Time) bool {
+	if m.ttl <= 0 {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, held := m.m[k]; !held && m.max > 0 && len(m.m) >= m.max {
+		if now.Before(m.sweepAt) {
+			return false
+		}
+		m.sweepLocked(now)
+		if len(m.m) >= m.max {
+			return false
+		}
+	}
+	m.m[k] = entry[V]{v: v, exp: now.Add(m.ttl)}
+	return true
+}
+
+// sweepLocked drops the expired entries and notes when the next search may find one.
+func (m *Map[K, V]) sweepLocked(now time.Time) {
+	next := now.Add(m.ttl)
+	for key, e := range m.m {
+		if !now.Before(e.exp) {
+			delete(m.m, key)
+		} else if e.exp.Before(next) {
+			next = e.exp
+		}
+	}
+	if soonest := now.Add(m.ttl / 16); next.Before(soonest) {
+		next = soonest
+	}
+	m.sweepAt = next
 }
 
 // Renew maps k to v from now until the TTL has passed, only when k holds an entry that has not expired: what

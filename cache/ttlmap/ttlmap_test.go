@@ -193,3 +193,37 @@ func TestRenew(t *testing.T) {
 		})
 	}
 }
+
+// TestAddKeepsOpenEntries fills a map with Add and checks that a full map refuses new keys rather than drop an
+// entry that has not expired, still replaces a key it holds, and takes new keys again once entries expire.
+func TestAddKeepsOpenEntries(t *testing.T) {
+	const ttl = time.Minute
+	m := New[string, int](ttl, 3)
+	for i := range 3 {
+		if !m.Add(strconv.Itoa(i), i, t0.Add(time.Duration(i)*20*time.Second)) {
+			t.Fatalf("Add %d to a map with room refused", i)
+		}
+	}
+	if m.Add("new", 9, t0.Add(45*time.Second)) {
+		t.Error("Add to a full map of open entries took a new key")
+	}
+	if !m.Add("1", 11, t0.Add(45*time.Second)) {
+		t.Error("Add refused to replace a key the full map holds")
+	}
+	for i := range 3 {
+		if _, ok := m.Get(strconv.Itoa(i), t0.Add(50*time.Second)); !ok {
+			t.Errorf("open entry %d was dropped", i)
+		}
+	}
+	// Entry 0 expires at t0+ttl: then there is room for one key.
+	at := t0.Add(ttl + 5*time.Second)
+	if !m.Add("new", 9, at) {
+		t.Error("Add refused a key after an entry expired")
+	}
+	if m.Add("newer", 9, at) {
+		t.Error("Add took a second key where one entry expired")
+	}
+	if _, ok := m.Get("1", at); !ok {
+		t.Error("the renewed entry was dropped")
+	}
+}

@@ -492,3 +492,113 @@ func TestCredentialsChangeOnOneConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedFramingHeaders folds a framing header over two lines (obsolete line folding, which fasthttp would
+// join), then sends, on the same connection, a request with bare-LF line ends and a folded field, which the
+// line guard must refuse. The folded framing header must be refused itself, so the connection gets one answer,
+// a 400, and closes: the later request is never served.
+func TestFoldedFramingHeaders(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	g, url := serve(t, cached(c))
+	addr := strings.TrimPrefix(url, "http://")
+	later := "GET /api2/acme/re/1 HTTP/1.1\nHost: gw\nAuthorization: Basic YWxpY2U6YWxpY2Utc2VjcmV0\nX-A: a\n b\r\n\r\n"
+	for _, first := range []string{
+		"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+		"Content-Length:\r\n 5\r\n\r\nhello",
+		"Transfer-Encoding:\r\n\tchunked\r\n\r\n0\r\n\r\n",
+	} {
+		name := strings.Split(first, "\r\n")[0]
+		first = "GET /api2/acme/re/1 HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic YWxpY2U6YWxpY2Utc2VjcmV0\r\n" + first
+		before := g.Stats().UpstreamRequests
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(conn, first+later); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		var statuses []int
+		for {
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			statuses = append(statuses, res.StatusCode)
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%q folded: the request was served", name)
+			}
+		}
+		conn.Close()
+		if len(statuses) != 1 || statuses[0] != http.StatusBadRequest {
+			t.Errorf("%q folded: answers %v, want only a 400", name, statuses)
+		}
+		if sent := g.Stats().UpstreamRequests - before; sent != 0 {
+			t.Errorf("%q folded: %d requests reached the core, want none", name, sent)
+		}
+	}
+}
+
+// TestFailureCountsSurviveFlood blocks an attacker's address at one user, then floods the in-process
+// failed-login counters (no Redis) from other addresses with guesses of made-up names, at an api_key that
+// cannot exist and at a real one, until the counters' store is full many times over. The flood must not reset
+// the count that blocks the attacker, and a real user's login must still work.
+func TestFailureCountsSurviveFlood(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	opt := cached(c)
+	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 5, 20, 1000
+	opt.MaxFailureKeys = 200
+	opt.AuthTTL = 0 // every login is checked
+	_, url := serve(t, opt)
+	target := url + "/api2/acme/re/1"
+	attacker := from("127.0.0.2")
+	for i := range 5 {
+		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, r.status)
+		}
+	}
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's sixth guess: %d, want 429", r.status)
+	}
+
+	// 20 addresses, 20 guesses each (their per-address limit): 400 guesses, up to 800 counters.
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for a := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := from(fmt.Sprintf("127.0.1.%d", a+1))
+			for i := range 20 {
+				u := url + "/api2/globex/re/1"
+				if i%2 == 0 {
+					u = url + "/api2/no.such.key/re/1"
+				}
+				r, err := send(cl, "GET", u, fmt.Sprintf("name-%d-%d", a, i), "x", "")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if r.status != http.StatusUnauthorized {
+					errs <- fmt.Errorf("flood guess: %d, want 401", r.status)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("the blocked attacker's guess after the flood: %d, want 429 (its count was forgotten)", r.status)
+	}
+	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
+		t.Errorf("alice's login after the flood: %d, want 200", r.status)
+	}
+}
