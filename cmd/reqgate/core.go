@@ -182,23 +182,28 @@ func (n *coreNode) purge(account string) {
 	}
 }
 
-// announceTimeout bounds the publication of one account's purge, so that a reload or POST /purge does not
-// hang on a Redis that does not answer.
+// announceTimeout bounds the publication of the purges of one reload or POST /purge, so that neither hangs on a
+// Redis that does not answer (a reload holds up the signal loop, a shutdown included, while it runs).
 const announceTimeout = 2 * time.Second
 
-// announce tells the gateways on the bus to drop the account's cached reads and remembered credentials. Without
-// the bus it does nothing: a gateway then keeps a remembered credential up to its auth.ttl. A failure is logged
-// (the change itself is applied all the same) and counted.
-func (n *coreNode) announce(account string) {
-	if n.bus == nil {
+// announce tells the gateways on the bus to drop the accounts' cached reads and remembered credentials. Without
+// the bus it does nothing: a gateway then keeps a remembered credential up to its auth.ttl. At the first failure
+// it stops, since Redis is then unreachable, and logs the accounts it could not announce (the change itself is
+// applied all the same); each of them counts in reqgate_core_purge_publish_errors_total.
+func (n *coreNode) announce(accounts ...string) {
+	if n.bus == nil || len(accounts) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
 	defer cancel()
-	if err := n.bus.Purge(ctx, account); err != nil {
-		announceErrors.Inc()
-		n.log.Warn("the gateways were not told of an account change: they keep remembered credentials up to "+
-			"their auth.ttl", "account", account, "err", err)
+	for i, a := range accounts {
+		if err := n.bus.Purge(ctx, a); err != nil {
+			missed := accounts[i:]
+			announceErrors.Add(len(missed))
+			n.log.Warn("the gateways were not told of an account change: they keep remembered credentials up to "+
+				"their auth.ttl, unless purged", "accounts", missed, "err", err)
+			return
+		}
 	}
 }
 

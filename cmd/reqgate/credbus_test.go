@@ -107,3 +107,35 @@ func waitBusUp(t *testing.T, admin string) {
 	}
 	t.Fatalf("the gateway on admin %s never reported reqgate_cache_bus_up 1", admin)
 }
+
+// TestCoreAccountChangeWithRedisDown reloads the account file of a `reqgate core` whose Redis is down: the
+// change is applied all the same (the core refuses the old password and takes the new one), the reload is not
+// refused, and the purge it could not publish is counted, so that an operator sees the gateways were not told.
+func TestCoreAccountChangeWithRedisDown(t *testing.T) {
+	rds := redistest.Start(t)
+	accounts := filepath.Join(t.TempDir(), "accounts.yaml")
+	if err := os.WriteFile(accounts, []byte(reloadAccounts), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	core := startRole(t, "core", "", "--accounts", accounts, "--redis", rds.URL())
+	rds.Stop()
+	changed := strings.Replace(reloadAccounts, "password: alice-1", "password: alice-2", 1)
+	if err := os.WriteFile(accounts, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	core.reload(t, "applied", 1)
+	url := "http://" + core.listen + "/api2/acme/user"
+	if a := send(t, http.DefaultClient, url, "alice", "alice-1"); a.status != http.StatusUnauthorized {
+		t.Errorf("the old password on the core: %d, want 401", a.status)
+	}
+	if a := send(t, http.DefaultClient, url, "alice", "alice-2"); a.status != http.StatusOK {
+		t.Errorf("the new password on the core: %d, want 200", a.status)
+	}
+	_, text := do(t, http.MethodGet, "http://"+core.admin+"/metrics", "", "")
+	if !strings.Contains(text, "\nreqgate_core_purge_publish_errors_total 1\n") {
+		t.Errorf("the unpublished purge was not counted:\n%s", grepLines(text, "purge_publish"))
+	}
+	if !strings.Contains(core.p.stdout.String(), "the gateways were not told of an account change") {
+		t.Error("the unpublished purge was not logged")
+	}
+}

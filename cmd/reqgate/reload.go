@@ -198,13 +198,17 @@ func (r *reloader) apply(ctx context.Context, p *plan) error {
 // remembers. In serve the gateway of the process purges them, here and, over Redis, on the other replicas; a
 // core with redis.url publishes the purges on the same bus for the gateways in front of it.
 func (r *reloader) purgeAccounts(p *core.Provision) {
+	keys := make([]string, 0, len(p.Accounts))
 	for _, a := range p.Accounts {
-		switch {
-		case r.gw != nil:
-			r.gw.purge(a.APIKey)
-		case r.core != nil:
-			r.core.announce(a.APIKey)
+		keys = append(keys, a.APIKey)
+	}
+	switch {
+	case r.gw != nil:
+		for _, k := range keys {
+			r.gw.purge(k)
 		}
+	case r.core != nil:
+		r.core.announce(keys...)
 	}
 }
 
