@@ -110,11 +110,9 @@ func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var id [8]byte
-	_, _ = rand.Read(id[:])
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
-		rdb: rdb, cache: c, log: logger, origin: hex.EncodeToString(id[:]),
+		rdb: rdb, cache: c, log: logger, origin: newOrigin(),
 		ctx: ctx, cancel: cancel, PublishTimeout: DefaultPublishTimeout, echoes: make(map[uint64]chan struct{}),
 	}
 	c.SetBusUp(false)
@@ -165,6 +163,23 @@ const purgePrefix = "purge "
 // Purge sends the account's purge to the other replicas, waiting like Publish.
 func (b *RedisBus) Purge(account string) { b.send("", purgePrefix+account, account) }
 
+// busMessage is the payload on Channel of message (an account, or purgePrefix and one) with scope (see
+// writeScope) sent by origin as its sequence number seq: the format apply reads.
+func busMessage(origin string, seq uint64, scope, message string) string {
+	payload := origin + ":" + strconv.FormatUint(seq, 10)
+	if scope != "" {
+		payload += ":" + scope
+	}
+	return payload + " " + message
+}
+
+// newOrigin is a random name for a process on the bus, so that a replica tells its own messages.
+func newOrigin() string {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
 // SetPurgeHandler sets what a purge published by another replica runs (besides the cache's invalidation of
 // the account).
 func (b *RedisBus) SetPurgeHandler(f func(account string)) { b.onPurge.Store(&f) }
@@ -194,12 +209,7 @@ func (b *RedisBus) send(scope, message, account string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	payload := b.origin + ":" + strconv.FormatUint(seq, 10)
-	if scope != "" {
-		payload += ":" + scope
-	}
-	payload += " " + message
-	if err := b.rdb.Publish(ctx, Channel, payload).Err(); err != nil {
+	if err := b.rdb.Publish(ctx, Channel, busMessage(b.origin, seq, scope, message)).Err(); err != nil {
 		if !b.closed.Load() {
 			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
 		}

@@ -230,3 +230,54 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 		t.Fatal("replica B does not hear A after its subscription was restored")
 	}
 }
+
+// TestPublisherPurgeReachesReplicas checks that a purge sent by a process that only publishes (the core of
+// split mode) reaches a gateway replica as a replica's own purge does: the account's cached reads are made
+// old and the purge handler (which forgets remembered credentials) runs for that account, and only for it.
+func TestPublisherPurgeReachesReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newCache(t, Options{})
+	bus := NewRedisBus(newRedis(t, srv), c, nil)
+	t.Cleanup(func() { _ = bus.Close() })
+	purged := make(chan string, 16)
+	bus.SetPurgeHandler(func(account string) { purged <- account })
+	pub := NewPublisher(newRedis(t, srv))
+	ctx := context.Background()
+	if !waitFor(5*time.Second, func() bool {
+		if err := pub.Purge(ctx, "probe"); err != nil {
+			t.Fatal(err)
+		}
+		return c.Generation("probe") > 0
+	}) {
+		t.Fatal("the replica never received a published purge")
+	}
+	before, other := c.Generation("demo"), c.Generation("other")
+	if err := pub.Purge(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	// Messages arrive in order: the probes' purges (some may still be on their way), then demo's.
+	for got := ""; got != "demo"; {
+		select {
+		case got = <-purged:
+			if got != "demo" && got != "probe" {
+				t.Fatalf("purge handler ran for %q, want demo", got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the purge handler did not run for demo")
+		}
+	}
+	if c.Generation("demo") <= before {
+		t.Error("the purge did not make demo's cached reads old")
+	}
+	if c.Generation("other") != other {
+		t.Error("the purge of demo made another account's cached reads old")
+	}
+
+	// Redis down: the publisher says so rather than hanging.
+	srv.Stop()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := pub.Purge(tctx, "demo"); err == nil {
+		t.Error("Purge with Redis stopped returned no error")
+	}
+}

@@ -96,6 +96,9 @@ source_of core.yaml "$def" >"$work/core.yaml"
 [ "$(probe livenessProbe "$work/gw.yaml")" = /healthz ] || fail "gateway livenessProbe is not /healthz"
 [ "$(probe readinessProbe "$work/core.yaml")" = /readyz ] || fail "core readinessProbe is not /readyz"
 [ "$(probe livenessProbe "$work/core.yaml")" = /healthz ] || fail "core livenessProbe is not /healthz"
+# The core reads the gateways' Redis too (it publishes account changes there), from the same optional key.
+grep -A4 -E '^ +- name: REQGATE_REDIS_URL$' "$work/core.yaml" | grep -q 'key: redis-url$' ||
+  fail "core.yaml: the core does not read redis-url"
 # The gateway Deployment leaves replicas to the HPA.
 awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
 
@@ -219,10 +222,13 @@ grep -B6 -E '^        - \{port: 8081, protocol: TCP\}$' "$work/np-gw.yaml" | gre
   fail "np-gw.yaml: no egress to the core's pods"
 grep -A8 -E '^        - \{port: 6379, protocol: TCP\}$' "$work/np-gw.yaml" | grep -q 'kubernetes.io/metadata.name: data$' ||
   fail "np-gw.yaml: no egress to networkPolicy.redis.to"
-# Only the gateway's pods reach the core's port; a core on SQLite reaches nothing but DNS.
+# Only the gateway's pods reach the core's port; a core on SQLite reaches nothing but DNS and the gateways' Redis
+# (where it publishes account changes).
 grep -A6 -E '^        - \{port: http, protocol: TCP\}$' "$work/np-core.yaml" | grep -q 'app.kubernetes.io/component: gateway$' ||
   fail "np-core.yaml: the core's port is not limited to the gateway's pods"
-count "$work/np-core.yaml" '^        - \{port: [0-9]+, protocol: TCP\}$' 1 # DNS only
+count "$work/np-core.yaml" '^        - \{port: [0-9]+, protocol: TCP\}$' 2 # DNS and Redis
+grep -A8 -E '^        - \{port: 6379, protocol: TCP\}$' "$work/np-core.yaml" | grep -q 'kubernetes.io/metadata.name: data$' ||
+  fail "np-core.yaml: no egress to networkPolicy.redis.to"
 # Defaults: the public port open to everyone (a rule without from), no Redis rule without a Redis URL.
 "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set networkPolicy.enabled=true |
   doc NetworkPolicy rg-reqgate-gateway /dev/stdin >"$work/np-default.yaml"

@@ -102,7 +102,7 @@ func TestUsage(t *testing.T) {
 		{RoleServe, []string{"--listen ADDR", "default 127.0.0.1:8080", "environment REQGATE_LISTEN", "--db DSN", "--accounts FILE",
 			"--redis URL", "environment REQGATE_REDIS_URL or REQGATE_REDIS", "--config FILE", "environment REQGATE_CONFIG", "--set KEY=VALUE", "cache.ttl"},
 			[]string{"--upstream"}},
-		{RoleCore, []string{"default 127.0.0.1:8081", "--db DSN", "--accounts FILE"}, []string{"--upstream", "--redis"}},
+		{RoleCore, []string{"default 127.0.0.1:8081", "--db DSN", "--accounts FILE", "--redis URL"}, []string{"--upstream"}},
 		{RoleGateway, []string{"--upstream URL", "environment REQGATE_UPSTREAM_URL or REQGATE_UPSTREAM", "--redis URL", "--admin-listen ADDR"},
 			[]string{"--db", "--accounts"}},
 	}

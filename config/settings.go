@@ -61,8 +61,8 @@ var settings = []*setting{
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
 	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
-	{path: "redis.url", flag: "redis", roles: []string{RoleServe, RoleGateway}, env: []string{"REQGATE_REDIS"}, secret: true,
-		help: "Redis `URL` for shared rate limits and cache invalidation (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
+	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,
+		help: "Redis `URL` for shared rate limits and cache invalidation; a core publishes account changes on it (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
 	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
 
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},

@@ -14,14 +14,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/storemetrics"
 	"github.com/reqgate/reqgate/core/storetracing"
+	"github.com/reqgate/reqgate/ratelimit"
 )
 
 // coreNode is the core service: its store and its HTTP server.
@@ -36,6 +40,13 @@ type coreNode struct {
 	demo  bool       // the demo account was provisioned at this start
 
 	tracer trace.Tracer // nil: tracing off
+
+	// With redis.url in the core role: the gateways' invalidation bus, on which the core announces account
+	// changes so that every gateway forgets the account's remembered credentials at once. Nil otherwise (in
+	// serve, the gateway in the process does it on its own bus).
+	rdb *redis.Client
+	bus *cache.Publisher
+	log *slog.Logger
 }
 
 // startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
@@ -43,7 +54,7 @@ type coreNode struct {
 // that is still unreachable does not look like a dead process. With tracing on, requests and store calls are
 // traced.
 func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, tr *tracing, errc chan<- error) *coreNode {
-	n := &coreNode{addr: ln.Addr().String(), tracer: tr.tracer(coreScope)}
+	n := &coreNode{addr: ln.Addr().String(), tracer: tr.tracer(coreScope), log: log}
 	var h http.Handler = http.HandlerFunc(n.serveHTTP)
 	if cfg.Role == config.RoleCore {
 		// In serve the gateway's access log already has a line for every request, the core's included.
@@ -160,11 +171,58 @@ func (n *coreNode) applyAccounts(ctx context.Context, p *core.Provision) error {
 }
 
 // purge forgets what the core remembers of accounts (verified credentials, schemas): all of them, which costs
-// a store read per account's next request, and makes a user locked out in the store lose access at once.
-func (n *coreNode) purge(string) {
+// a store read per account's next request, and makes a user locked out in the store lose access at once. With
+// the bus (core role with redis.url), the gateways on it forget the account too.
+func (n *coreNode) purge(account string) {
 	if s := n.api.Load(); s != nil {
 		s.FlushCaches()
 	}
+	if account != "" {
+		n.announce(account)
+	}
+}
+
+// announceTimeout bounds the publication of the purges of one reload or POST /purge, so that neither hangs on a
+// Redis that does not answer (a reload holds up the signal loop, a shutdown included, while it runs).
+const announceTimeout = 2 * time.Second
+
+// announce tells the gateways on the bus to drop the accounts' cached reads and remembered credentials. Without
+// the bus it does nothing: a gateway then keeps a remembered credential up to its auth.ttl. At the first failure
+// it stops, since Redis is then unreachable, and logs the accounts it could not announce (the change itself is
+// applied all the same); each of them counts in reqgate_core_purge_publish_errors_total.
+func (n *coreNode) announce(accounts ...string) {
+	if n.bus == nil || len(accounts) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
+	defer cancel()
+	for i, a := range accounts {
+		if err := n.bus.Purge(ctx, a); err != nil {
+			missed := accounts[i:]
+			announceErrors.Add(len(missed))
+			n.log.Warn("the gateways were not told of an account change: they keep remembered credentials up to "+
+				"their auth.ttl, unless purged", "accounts", missed, "err", err)
+			return
+		}
+	}
+}
+
+var announceErrors = metrics.NewCounter("reqgate_core_purge_publish_errors_total")
+
+// connectBus connects the core role to the gateways' invalidation bus when redis.url is set. The connection
+// is lazy: a Redis that is down at start fails only the publications made while it is down.
+func (n *coreNode) connectBus(cfg *config.Config) error {
+	if cfg.Role != config.RoleCore || cfg.Redis.URL == "" {
+		return nil
+	}
+	opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
+	n.rdb = redis.NewClient(opt)
+	n.bus = cache.NewPublisher(n.rdb)
+	return nil
 }
 
 // loopback are the networks of the gateway of `reqgate serve`, which reaches its core over loopback.
@@ -292,6 +350,9 @@ func (n *coreNode) shutdown(ctx context.Context) error {
 		if cerr := st.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
+	}
+	if n.rdb != nil {
+		_ = n.rdb.Close()
 	}
 	return err
 }

@@ -133,6 +133,7 @@ var families = map[string]family{
 	"reqgate_core_request_seconds":                {"histogram", "Time to answer in the core, by route template."},
 	"reqgate_core_store_seconds":                  {"histogram", "Time of one store call (SQLite or PostgreSQL), by operation."},
 	"reqgate_core_store_tx_retries_total":         {"counter", "PostgreSQL transactions retried after a serialization failure or deadlock."},
+	"reqgate_core_purge_publish_errors_total":     {"counter", "Account purges the core could not publish to the gateways over Redis."},
 	"reqgate_core_store_pool_conns":               {"gauge", "PostgreSQL pool connections, by state (acquired, idle, total)."},
 	"reqgate_core_store_pool_max_conns":           {"gauge", "Size limit of the PostgreSQL pool (pool_max_conns)."},
 	"reqgate_core_store_pool_empty_acquire_total": {"counter", "PostgreSQL pool acquires that had to wait for a connection."},

@@ -193,15 +193,22 @@ func (r *reloader) apply(ctx context.Context, p *plan) error {
 	return nil
 }
 
-// purgeAccounts makes the gateway of `serve` forget the cached reads and remembered credentials of the
-// accounts of reapplied account files, here and, over Redis, on the other replicas: a changed password or a
-// user marked deleted must not pass on a credential the gateway remembers.
+// purgeAccounts makes the gateways forget the cached reads and remembered credentials of the accounts of
+// reapplied account files: a changed password or a user marked deleted must not pass on a credential a gateway
+// remembers. In serve the gateway of the process purges them, here and, over Redis, on the other replicas; a
+// core with redis.url publishes the purges on the same bus for the gateways in front of it.
 func (r *reloader) purgeAccounts(p *core.Provision) {
-	if r.gw == nil {
-		return
-	}
+	keys := make([]string, 0, len(p.Accounts))
 	for _, a := range p.Accounts {
-		r.gw.purge(a.APIKey)
+		keys = append(keys, a.APIKey)
+	}
+	switch {
+	case r.gw != nil:
+		for _, k := range keys {
+			r.gw.purge(k)
+		}
+	case r.core != nil:
+		r.core.announce(keys...)
 	}
 }
 

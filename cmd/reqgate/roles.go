@@ -193,6 +193,9 @@ func startParts(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, 
 		lns.public = nil
 		rp.parts = append(rp.parts, rp.core)
 		rp.publicURL = "http://" + rp.core.addr
+		if err := rp.core.connectBus(cfg); err != nil {
+			return rp, err
+		}
 	case config.RoleGateway:
 		if rp.gw, err = startGateway(cfg, log, access, lns.public, cfg.Upstream.URL, tr, errc); err != nil {
 			return rp, err
