@@ -58,7 +58,8 @@ func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
 // unknown paths), and cacheable GETs when the cache is off.
 func (g *Gateway) forward(x *exchange) {
 	ctx := x.ctx
-	write := !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions()
+	// The writes: the core answers every other method without changing anything (405 for PATCH and TRACE).
+	write := ctx.IsPost() || ctx.IsPut() || ctx.IsDelete()
 	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
 		x.cacheRes = cacheBypass
 	}

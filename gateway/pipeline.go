@@ -83,6 +83,13 @@ func (g *Gateway) refuse(x *exchange) bool {
 func (g *Gateway) serveOwn(x *exchange) bool {
 	ctx := x.ctx
 	switch x.rt.Path {
+	case "/healthz", "/readyz", "/openapi.json":
+		if !readMethod(ctx) {
+			g.methodNotAllowed(x, "GET")
+			return false
+		}
+	}
+	switch x.rt.Path {
 	case "/healthz":
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.SetBodyString("ok\n")
@@ -102,6 +109,16 @@ func (g *Gateway) serveOwn(x *exchange) bool {
 		return true
 	}
 	return false
+}
+
+// readMethod reports whether the request is a GET or a HEAD (a GET without the body).
+func readMethod(ctx *fasthttp.RequestCtx) bool { return ctx.IsGet() || ctx.IsHead() }
+
+// methodNotAllowed answers 405 with Allow for a path the gateway serves itself, as the core answers for its
+// own: the same header, the same message.
+func (g *Gateway) methodNotAllowed(x *exchange, allow string) {
+	g.respondError(x, fasthttp.StatusMethodNotAllowed, "Method not allowed; this resource allows "+allow+".")
+	x.ctx.Response.Header.Set("Allow", allow)
 }
 
 // cors adds the CORS headers of an allowed origin and answers its preflight.
@@ -172,6 +189,8 @@ func (g *Gateway) body(x *exchange) bool {
 // everything else with the core's answer.
 func (g *Gateway) respond(x *exchange) bool {
 	switch {
+	case g.throttleStatusRequest(x) && !readMethod(x.ctx):
+		g.methodNotAllowed(x, "GET")
 	case g.throttleStatusRequest(x):
 		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
 	case x.ctx.IsGet() && x.rt.Cacheable() && g.cache != nil:
