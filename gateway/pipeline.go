@@ -144,7 +144,7 @@ func (g *Gateway) auth(x *exchange) bool {
 		return true
 	}
 	span := g.startSpan(x, "gateway.auth", trace.SpanKindInternal) // ended without defer: this is every hit's path
-	if x.rt.Cacheable() && x.ctx.IsGet() {
+	if x.rt.Cacheable() && readMethod(x.ctx) {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
 	} else {
@@ -185,15 +185,15 @@ func (g *Gateway) body(x *exchange) bool {
 	return g.readBody(x) && g.translateRequest(x)
 }
 
-// respond answers: the gateway's own rate_throttle_status, a cacheable GET from the cache or the core, and
-// everything else with the core's answer.
+// respond answers: the gateway's own rate_throttle_status, a cacheable GET or HEAD from the cache or the core,
+// and everything else with the core's answer.
 func (g *Gateway) respond(x *exchange) bool {
 	switch {
 	case g.throttleStatusRequest(x) && !readMethod(x.ctx):
 		g.methodNotAllowed(x, "GET")
 	case g.throttleStatusRequest(x):
 		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
-	case x.ctx.IsGet() && x.rt.Cacheable() && g.cache != nil:
+	case readMethod(x.ctx) && x.rt.Cacheable() && g.cache != nil:
 		g.read(x)
 	default:
 		g.forward(x)
