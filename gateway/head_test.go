@@ -77,6 +77,11 @@ func TestHeadIsGetWithoutBody(t *testing.T) {
 				}
 				compare(t, "HEAD with If-None-Match", g304, h304)
 
+				// The cache answers HEAD only for a proved credential, as it does GET.
+				if r := do(t, http.MethodHead, cached.URL+path, "demo", "wrong", "", hdr...); r.Status != http.StatusUnauthorized {
+					t.Errorf("HEAD with a wrong password: %d, X-Cache %q, want 401", r.Status, r.Header.Get("X-Cache"))
+				}
+
 				// Without a cache, HEAD is still GET without the body.
 				pg := do(t, http.MethodGet, plain.URL+path, "demo", "demo", "", hdr...)
 				ph := do(t, http.MethodHead, plain.URL+path, "demo", "demo", "", hdr...)
