@@ -54,11 +54,12 @@ func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
 	h.Set(headerRequestID, x.reqID)
 }
 
-// forward sends the request upstream and relays the answer: everything but cacheable GETs (writes, HEAD,
-// unknown paths), and cacheable GETs when the cache is off.
+// forward sends the request upstream and relays the answer: everything but cacheable GETs and HEADs (writes,
+// unknown paths), and cacheable reads when the cache is off.
 func (g *Gateway) forward(x *exchange) {
 	ctx := x.ctx
-	write := !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions()
+	// The writes: the core answers every other method without changing anything (405 for PATCH and TRACE).
+	write := ctx.IsPost() || ctx.IsPut() || ctx.IsDelete()
 	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
 		x.cacheRes = cacheBypass
 	}
@@ -67,7 +68,7 @@ func (g *Gateway) forward(x *exchange) {
 		return
 	}
 	g.prepare(x, &ctx.Request)
-	took, err := g.roundTrip(x, &ctx.Request, &ctx.Response)
+	took, err := g.roundTripAsGet(x, &ctx.Request, &ctx.Response)
 	x.upstream = took
 	if err != nil {
 		g.upstreamFailed(x, err)
@@ -106,6 +107,24 @@ func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.R
 	x.endUpstreamSpan(span, resp, err)
 	return took, err
 }
+
+// roundTripAsGet is roundTrip, but a HEAD goes upstream as a GET: its answer then has the body a GET gets, so
+// that the caller gets exactly GET's headers (Content-Length, ETag, the JSON form's Content-Type) and the
+// entry is the one a GET stores. The server drops the body of an answer to HEAD (it sees the method restored
+// here), after taking its length for Content-Length.
+func (g *Gateway) roundTripAsGet(x *exchange, req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+	if !req.Header.IsHead() {
+		return g.roundTrip(x, req, resp)
+	}
+	req.Header.SetMethodBytes(methodGet)
+	defer req.Header.SetMethodBytes(methodHead)
+	return g.roundTrip(x, req, resp)
+}
+
+var (
+	methodGet  = []byte(fasthttp.MethodGet)
+	methodHead = []byte(fasthttp.MethodHead)
+)
 
 // upstreamFailed answers a request whose exchange with the core failed: 504 for a timeout, 503 when no
 // connection came free, 502 otherwise (upstreamStatus), in the caller's representation.

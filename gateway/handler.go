@@ -195,7 +195,7 @@ func (g *Gateway) finish(x *exchange) {
 
 // methodName is the method as a string, without allocating for the methods of the interface.
 func methodName(m []byte) string {
-	for _, s := range [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+	for _, s := range [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"} {
 		if string(m) == s {
 			return s
 		}

@@ -54,9 +54,10 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	return false
 }
 
-// throttleStatusRequest reports whether x asks for rate_throttle_status, which the gateway answers itself.
+// throttleStatusRequest reports whether x is addressed to rate_throttle_status, which the gateway answers itself
+// (GET and HEAD; other methods 405) and never charges.
 func (g *Gateway) throttleStatusRequest(x *exchange) bool {
-	return x.rt.Class == route.Throttle && x.ctx.IsGet()
+	return x.rt.Class == route.Throttle
 }
 
 // throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting; without

@@ -83,6 +83,13 @@ func (g *Gateway) refuse(x *exchange) bool {
 func (g *Gateway) serveOwn(x *exchange) bool {
 	ctx := x.ctx
 	switch x.rt.Path {
+	case "/healthz", "/readyz", "/openapi.json":
+		if !readMethod(ctx) {
+			g.methodNotAllowed(x, "GET")
+			return false
+		}
+	}
+	switch x.rt.Path {
 	case "/healthz":
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.SetBodyString("ok\n")
@@ -102,6 +109,16 @@ func (g *Gateway) serveOwn(x *exchange) bool {
 		return true
 	}
 	return false
+}
+
+// readMethod reports whether the request is a GET or a HEAD (a GET without the body).
+func readMethod(ctx *fasthttp.RequestCtx) bool { return ctx.IsGet() || ctx.IsHead() }
+
+// methodNotAllowed answers 405 with Allow for a path the gateway serves itself, as the core answers for its
+// own: the same header, the same message.
+func (g *Gateway) methodNotAllowed(x *exchange, allow string) {
+	g.respondError(x, fasthttp.StatusMethodNotAllowed, "Method not allowed; this resource allows "+allow+".")
+	x.ctx.Response.Header.Set("Allow", allow)
 }
 
 // cors adds the CORS headers of an allowed origin and answers its preflight.
@@ -127,7 +144,7 @@ func (g *Gateway) auth(x *exchange) bool {
 		return true
 	}
 	span := g.startSpan(x, "gateway.auth", trace.SpanKindInternal) // ended without defer: this is every hit's path
-	if x.rt.Cacheable() && x.ctx.IsGet() {
+	if x.rt.Cacheable() && readMethod(x.ctx) {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
 	} else {
@@ -168,13 +185,15 @@ func (g *Gateway) body(x *exchange) bool {
 	return g.readBody(x) && g.translateRequest(x)
 }
 
-// respond answers: the gateway's own rate_throttle_status, a cacheable GET from the cache or the core, and
-// everything else with the core's answer.
+// respond answers: the gateway's own rate_throttle_status, a cacheable GET or HEAD from the cache or the core,
+// and everything else with the core's answer.
 func (g *Gateway) respond(x *exchange) bool {
 	switch {
+	case g.throttleStatusRequest(x) && !readMethod(x.ctx):
+		g.methodNotAllowed(x, "GET")
 	case g.throttleStatusRequest(x):
 		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
-	case x.ctx.IsGet() && x.rt.Cacheable() && g.cache != nil:
+	case readMethod(x.ctx) && x.rt.Cacheable() && g.cache != nil:
 		g.read(x)
 	default:
 		g.forward(x)

@@ -21,7 +21,7 @@ type fetched struct {
 	took     time.Duration
 }
 
-// read serves a cacheable GET of a verified credential: a fresh entry (HIT), otherwise the upstream's
+// read serves a cacheable GET or HEAD (the same answer, without the body) of a verified credential: a fresh entry (HIT), otherwise the upstream's
 // answer (MISS, or BYPASS when the caller sent Cache-Control: no-cache), fetched once for all concurrent
 // requests of the same key, stored when it is a 200 the upstream allows to be stored. When the upstream
 // fails, the caller gets the entry still within stale_if_error (STALE). A JSON read has entries of
@@ -163,7 +163,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	g.prepare(x, req)
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	took, err := g.roundTrip(x, req, resp)
+	took, err := g.roundTripAsGet(x, req, resp)
 	if err != nil {
 		return &fetched{err: err, took: took}
 	}

@@ -24,6 +24,11 @@ func (g *Gateway) strict(x *exchange) bool {
 	return false
 }
 
+// msgNotImplemented refuses a method no path serves. It does not quote the method: the caller knows it, and a
+// message echoing request bytes is one more place to get escaping wrong.
+const msgNotImplemented = "No path of this service implements the method; the methods are GET, HEAD, POST, PUT, " +
+	"DELETE and OPTIONS, in upper case (methods are case-sensitive)."
+
 // strictStatus returns the status and message that refuse h, or 0 when h may be served.
 func strictStatus(h *fasthttp.RequestHeader) (int, string) {
 	// fasthttp accepts any HTTP/d.d and handles all but HTTP/1.1 like HTTP/1.0, so HTTP/1.2 would not get
@@ -33,16 +38,16 @@ func strictStatus(h *fasthttp.RequestHeader) (int, string) {
 		return fasthttp.StatusHTTPVersionNotSupported, "The HTTP version " + string(p) + " is not supported; use HTTP/1.1."
 	}
 	// Methods are case-sensitive (RFC 9110 §9.1): "get" is not GET, and a core or cache that folded case
-	// would serve it as a read while the gateway treats it as an unknown write. The gateway implements the
-	// methods of the interface and the CORS preflight, nothing else: anything else is an unrecognised
-	// method, which RFC 9110 §15.6.2 answers with 501, not 405 (which means "known, but not for this
-	// resource", and is the core's answer to, say, DELETE on a field list).
+	// would serve it as a read while the gateway treats it as an unknown write. The gateway serves the
+	// methods of the interface and the CORS preflight; PATCH and TRACE are standard methods no path serves,
+	// so a known path refuses them with 405 and Allow, after authentication, like any other method it does
+	// not serve (the core's answer). Anything else is a method no path serves, which RFC 9110 §15.6.2
+	// answers with 501. (CONNECT asks for a tunnel, which a gateway in front of one service never opens.)
 	switch string(h.Method()) {
 	case fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPost, fasthttp.MethodPut,
-		fasthttp.MethodDelete, fasthttp.MethodOptions:
+		fasthttp.MethodDelete, fasthttp.MethodOptions, fasthttp.MethodPatch, fasthttp.MethodTrace:
 	default:
-		return fasthttp.StatusNotImplemented,
-			"The method is not implemented; methods are case-sensitive: use GET, HEAD, POST, PUT, DELETE or OPTIONS."
+		return fasthttp.StatusNotImplemented, msgNotImplemented
 	}
 	// A field name is a token (RFC 9110 §5.1), without spaces. fasthttp refuses a space before the colon
 	// ("Content-Length : 5") but keeps a name with a space inside ("Foo Bar") as it is; a server behind

@@ -141,11 +141,13 @@ func TestHTTP11Strictness(t *testing.T) {
 		{"HTTP/0.9", "GET /api2/demo/re/1 HTTP/0.9\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
 		{"HTTP/2, refused by the parser", "GET /api2/demo/re/1 HTTP/2\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{505}, true, 0, "HTTP/1.1"},
 
-		// Methods are case-sensitive; unknown ones are not implemented (RFC 9110 §9.1, §15.6.2).
+		// Methods are case-sensitive; those no path serves are not implemented (RFC 9110 §9.1, §15.6.2); PATCH
+		// and TRACE are known methods a path refuses with 405 (methods_test.go).
 		{"lowercase get", "get /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "case-sensitive"},
 		{"mixed-case Get", "Get /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "case-sensitive"},
-		{"PATCH", "PATCH /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length: 0\r\n\r\n", []int{501}, true, 0, "not implemented"},
-		{"TRACE", "TRACE /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "not implemented"},
+		{"unknown method", "FOO /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length: 0\r\n\r\n", []int{501}, true, 0, "No path"},
+		{"CONNECT", "CONNECT /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "No path"},
+		{"PATCH", "PATCH /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length: 0\r\n\r\n", []int{405}, false, 1, "allows GET, PUT, DELETE"},
 
 		// A header block over the read buffer.
 		{"header too large", get1 + "X-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", []int{431}, true, 0, "too large"},
