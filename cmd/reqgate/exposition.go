@@ -102,6 +102,7 @@ var families = map[string]family{
 	"reqgate_auth_verifications_total":           {"counter", "Credentials the core proved that the gateway did not yet trust."},
 	"reqgate_auth_failures_total":                {"counter", "Requests the core answered 401 (wrong or unknown credentials)."},
 	"reqgate_auth_blocked_total":                 {"counter", "Login attempts rejected after too many failures (auth.max_*_failures)."},
+	"reqgate_auth_failure_overflows_total":       {"counter", "Failed logins counted in the coarse shared table because the in-process failure store was full (their counts are kept, never dropped)."},
 	"reqgate_auth_failure_store_errors_total":    {"counter", "Failed-login counts that could not be read from or written to Redis."},
 
 	"reqgate_cache_hits_total":          {"counter", "Cacheable reads served from the gateway's memory."},
