@@ -138,39 +138,63 @@ func coreTag(t []byte) []byte {
 const (
 	acceptGzip = 1 << iota
 	acceptBrotli
+	preferGzip // gzip has the higher q-value: served before brotli when both are at hand
 )
 
-// acceptedEncodings reads Accept-Encoding: the codings named with a q-value above 0 ("*" names both).
+// acceptedEncodings reads Accept-Encoding: the codings named with a q-value above 0 ("*" stands for those not
+// named), and whether gzip is preferred (a higher q-value than brotli's; on a tie brotli, the smaller, wins).
 func acceptedEncodings(v []byte) (enc int) {
+	qGzip, qBr, qStar := -1, -1, -1 // thousandths; -1: not named
 	for item := range bytes.SplitSeq(v, comma) {
 		name, params, _ := bytes.Cut(item, []byte(";"))
 		name = bytes.TrimSpace(name)
-		if q, ok := bytes.CutPrefix(bytes.TrimSpace(params), []byte("q=")); ok && zeroQ(bytes.TrimSpace(q)) {
-			continue
+		q := 1000
+		if p, ok := bytes.CutPrefix(bytes.TrimSpace(params), []byte("q=")); ok {
+			q = qValue(bytes.TrimSpace(p))
 		}
 		switch {
 		case bytes.EqualFold(name, []byte("gzip")), bytes.EqualFold(name, []byte("x-gzip")):
-			enc |= acceptGzip
+			qGzip = max(qGzip, q)
 		case bytes.EqualFold(name, []byte("br")):
-			enc |= acceptBrotli
+			qBr = max(qBr, q)
 		case bytes.Equal(name, []byte("*")):
-			enc |= acceptGzip | acceptBrotli
+			qStar = max(qStar, q)
 		}
+	}
+	if qGzip < 0 {
+		qGzip = qStar
+	}
+	if qBr < 0 {
+		qBr = qStar
+	}
+	if qGzip > 0 {
+		enc |= acceptGzip
+	}
+	if qBr > 0 {
+		enc |= acceptBrotli
+	}
+	if qBr > 0 && qGzip > qBr {
+		enc |= preferGzip
 	}
 	return enc
 }
 
-// zeroQ reports whether a q-value is 0 ("0", "0.", "0.000").
-func zeroQ(q []byte) bool {
-	if len(q) == 0 || q[0] != '0' {
-		return false
+// qValue reads a q-value (RFC 9110 12.4.2: 0 to 1 with up to three decimals) in thousandths; anything else
+// counts as 1, as an unreadable weight is best ignored rather than taken to refuse the coding.
+func qValue(q []byte) int {
+	if len(q) == 0 || len(q) > 5 || q[0] != '0' && q[0] != '1' || len(q) > 1 && q[1] != '.' {
+		return 1000
 	}
-	for _, c := range q[1:] {
-		if c != '.' && c != '0' {
-			return false
+	n := int(q[0]-'0') * 1000
+	scale := 100
+	for _, c := range q[min(len(q), 2):] {
+		if c < '0' || c > '9' {
+			return 1000
 		}
+		n += int(c-'0') * scale
+		scale /= 10
 	}
-	return true
+	return min(n, 1000)
 }
 
 // matchesETag reports whether If-None-Match (a list of entity tags, or "*") names tag, by the weak comparison
@@ -209,6 +233,8 @@ func (g *Gateway) writeRead(x *exchange, e *cache.Entry) {
 	}
 	body, tag, coding := e.Body, e.ETag, []byte(nil)
 	switch {
+	case x.accept&preferGzip != 0 && e.Gzip != nil:
+		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
 	case x.accept&acceptBrotli != 0 && e.Brotli != nil:
 		body, tag, coding = e.Brotli, e.BrotliETag, valueBrotli
 	case x.accept&acceptGzip != 0 && e.Gzip != nil:

@@ -135,9 +135,30 @@ func TestAcceptedEncodings(t *testing.T) {
 		"": 0, "gzip": acceptGzip, "br": acceptBrotli, "gzip, deflate, br": acceptGzip | acceptBrotli,
 		"*": acceptGzip | acceptBrotli, "br;q=0": 0, "GZIP; q=0.001": acceptGzip, "gzip;q=0.000": 0, "identity": 0,
 		"x-gzip": acceptGzip, "br ; q=0.": 0,
+		// q-values: a preference for gzip over brotli only when its weight is higher; "*" covers what is not named.
+		"gzip;q=1, br;q=0.5": acceptGzip | acceptBrotli | preferGzip, "gzip;q=0.5, br;q=1": acceptGzip | acceptBrotli,
+		"gzip, br": acceptGzip | acceptBrotli, "gzip;q=0.8, *;q=0.9": acceptGzip | acceptBrotli,
+		"*;q=0.5, gzip": acceptGzip | acceptBrotli | preferGzip, "*, br;q=0": acceptGzip,
+		"gzip;q=0.9, br;q=0.899": acceptGzip | acceptBrotli | preferGzip, "gzip;q=junk": acceptGzip,
 	} {
 		if got := acceptedEncodings([]byte(v)); got != want {
 			t.Errorf("acceptedEncodings(%q) = %b, want %b", v, got, want)
+		}
+	}
+}
+
+// TestEncodingByQValue: of the codings a caller accepts, the one it weighs higher is served (brotli on a tie).
+func TestEncodingByQValue(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, cachedOptions(c))
+	url := gw.URL + "/api2/demo/re/1"
+	for accept, want := range map[string]string{
+		"gzip;q=1, br;q=0.5": "gzip", "gzip;q=0.5, br;q=1": "br", "gzip, br": "br", "br;q=0, gzip": "gzip",
+		"*;q=0.5, gzip": "gzip",
+	} {
+		res, _ := rawGet(t, url, "demo", "demo", "Accept-Encoding: "+accept)
+		if got := res.Header.Get("Content-Encoding"); res.StatusCode != 200 || got != want {
+			t.Errorf("Accept-Encoding %q: %d, Content-Encoding %q, want %q", accept, res.StatusCode, got, want)
 		}
 	}
 }
