@@ -604,3 +604,20 @@ func TestCustomRecordTakesNoVersionComment(t *testing.T) {
 	// The read sent back as it is stays acceptable.
 	e.must(req{Method: "PUT", Path: path, Body: read}, http.StatusOK)
 }
+
+// TestObjectPathIsNoKind: /object is the object list, not a kind of record: under version 1, or with more path
+// after it, the 404 says the resource does not exist rather than "The object object does not exist".
+func TestObjectPathIsNoKind(t *testing.T) {
+	e := start(t, api.Options{})
+	for path, want := range map[string]string{
+		"/api/" + keyAcme + "/object":     "the object list needs version 2 (/api2/)",
+		"/api2/" + keyAcme + "/object/1":  "The requested resource does not exist.",
+		"/api2/" + keyAcme + "/object/re": "The requested resource does not exist.",
+		"/api2/" + keyAcme + "/nope":      "The object nope does not exist.",
+	} {
+		got := e.do(req{Path: path})
+		if got.Status != http.StatusNotFound || !strings.Contains(got.Body, want) {
+			t.Errorf("GET %s: %d %s, want 404 %q", path, got.Status, got.Body, want)
+		}
+	}
+}
