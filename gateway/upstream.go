@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -412,12 +411,7 @@ func upstreamStatus(err error) (int, string) {
 // reset, a timeout waiting for the answer, a connection closed before the status) leaves open whether the core
 // received the request and acted on it.
 func neverSent(err error) bool {
-	if errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns) || errors.Is(err, fasthttp.ErrDialTimeout) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
-		return true
-	}
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
+	return isDialError(err) || errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns)
 }
 
 func isTimeout(err error) bool {
