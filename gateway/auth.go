@@ -13,7 +13,7 @@ import (
 
 	"github.com/reqgate/reqgate/cache/credkey"
 	"github.com/reqgate/reqgate/cache/ttlmap"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // credential is the Basic credential of a request, reduced to what the gateway keeps: the username and a
@@ -201,11 +201,11 @@ func newFailures(l failureLimits, maxKeys int, now func() time.Time) *failures {
 
 // failureKeys are the counters of one attempt, in the order of failureLimits.limits; an empty key is not
 // counted. An IPv6 client is counted by its /64 (one host usually holds a whole /64, so its addresses are
-// one attacker's). An api_key that cannot name an account (route.ValidAPIKey) has no users whose guesses
+// one attacker's). An api_key that cannot name an account (wire.ValidAPIKey) has no users whose guesses
 // could be counted: such an attempt counts against its address only, so made-up accounts cost no counters.
 func failureKeys(ip, apiKey, user string) [3]string {
 	ip = failureAddr(ip)
-	if !route.ValidAPIKey(apiKey) {
+	if !wire.ValidAPIKey(apiKey) {
 		return [3]string{"", "i\x00" + ip, ""}
 	}
 	return [3]string{

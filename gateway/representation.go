@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // HTTP caching and compression towards clients. A cached read carries an entity tag (ETag) and Cache-Control:
@@ -40,7 +41,7 @@ const (
 // prepareEntry makes the representations of an entry about to be stored: its tag and compressed forms.
 func prepareEntry(e *cache.Entry) {
 	base := headerValue(e, "ETag")
-	if !strongTag(base) {
+	if !wire.StrongETag(base) {
 		sum := sha256.Sum256(e.Body)
 		base = `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 	}
@@ -66,23 +67,10 @@ func headerValue(e *cache.Entry, key string) string {
 	return ""
 }
 
-// strongTag reports whether t is a strong entity tag: a quoted string of visible characters.
-func strongTag(t string) bool {
-	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
-		return false
-	}
-	for i := 1; i < len(t)-1; i++ {
-		if c := t[i]; c == '"' || c < 0x21 || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // withSuffix is the strong tag t with suffix added inside its quotes; a weak or malformed tag is returned as
 // it is, since it names no representation the gateway makes.
 func withSuffix(t, suffix string) string {
-	if !strongTag(t) {
+	if !wire.StrongETag(t) {
 		return t
 	}
 	return t[:len(t)-1] + suffix + `"`
@@ -119,7 +107,7 @@ func coreIfMatch(h *fasthttp.RequestHeader) {
 
 // coreTag is the core tag a representation's tag t was made from, or t when it was made from none.
 func coreTag(t []byte) []byte {
-	if !strongTag(string(t)) {
+	if !wire.StrongETag(string(t)) {
 		return t
 	}
 	inner := t[1 : len(t)-1]

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // Conditional record writes (RFC 9110 §13). A record read carries a strong entity tag (ETag); a PUT or DELETE
@@ -61,10 +62,10 @@ func readPreconditions(h http.Header) (preconditions, error) {
 				switch {
 				case item == "*":
 					p.any = true
-				case strings.HasPrefix(item, `W/`) && validTag(item[2:]):
+				case strings.HasPrefix(item, `W/`) && wire.StrongETag(item[2:]):
 					// A weak tag: the strong comparison If-Match uses never matches it.
 					p.weak = true
-				case validTag(item):
+				case wire.StrongETag(item):
 					p.tags = append(p.tags, item)
 				default:
 					return p, &httpError{http.StatusBadRequest, "Invalid request: If-Match: " + strconv.Quote(clip(item)) +
@@ -83,19 +84,6 @@ func readPreconditions(h http.Header) (preconditions, error) {
 		}
 	}
 	return p, nil
-}
-
-// validTag reports whether s is an opaque-tag: a quoted string of visible characters other than the quote.
-func validTag(s string) bool {
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; c == '"' || c < 0x21 || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // conditional reports whether the write has a condition to check.

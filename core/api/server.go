@@ -20,6 +20,7 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/internal/budget"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // Options tune a Server. The configured values (server.max_body_bytes, auth.ttl, core.schema_ttl) come resolved
@@ -159,7 +160,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		s.writeError(w, errNoRoute)
 		return "other"
 	}
-	if !validKey(key) {
+	if !wire.ValidAPIKey(key) {
 		// Not the form of an api_key, so no account has it: the 401 of an unknown key, without asking
 		// the store.
 		s.writeError(w, errUnauthorized)
@@ -298,21 +299,6 @@ func splitAPIPath(path string) (version int, verText, key string, parts []string
 		}
 	}
 	return version, verText, key, parts, true
-}
-
-// validKey reports whether key has the form of an api_key (letters, digits, '-' and '_'); anything else
-// cannot name an account and need not reach the store.
-func validKey(key string) bool {
-	if len(key) > 128 {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		b := key[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // baseURL is scheme://host as the caller used it: the request's own, or behind a trusted proxy (the gateway)

@@ -411,18 +411,3 @@ func version(s string) (int, bool) {
 	}
 	return v, true
 }
-
-// ValidAPIKey reports whether key has the form of an api_key the core accepts (letters, digits, '-' and '_',
-// at most 128 bytes): the core refuses any other with 401 without looking for an account.
-func ValidAPIKey(key string) bool {
-	if key == "" || len(key) > 128 {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		b := key[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
-			return false
-		}
-	}
-	return true
-}

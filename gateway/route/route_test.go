@@ -224,14 +224,3 @@ func TestRecordID(t *testing.T) {
 		}
 	}
 }
-
-func TestValidAPIKey(t *testing.T) {
-	for key, want := range map[string]bool{
-		"acme": true, "Acme-2_b": true, strings.Repeat("k", 128): true,
-		"": false, "no.such": false, "a b": false, "ä": false, "a/b": false, strings.Repeat("k", 129): false,
-	} {
-		if got := ValidAPIKey(key); got != want {
-			t.Errorf("ValidAPIKey(%q) = %v, want %v", key, got, want)
-		}
-	}
-}
