@@ -67,18 +67,20 @@ func setBudget(req *fasthttp.Request, wait time.Duration) {
 
 var headerBudget = []byte(budget.Header)
 
-// socketOf finds the socket under the connection wrappers of the gateway (conns.go, strictconn.go, deadlines.go)
-// and TLS; nil when there is none (an in-memory connection, a server of the caller's own with other wrappers).
-func socketOf(c net.Conn) syscall.Conn {
+// controlSocket runs f on the socket under the connection wrappers of the gateway (conns.go, strictconn.go,
+// deadlines.go) and TLS, without waiting for it or taking a byte from it; false when there is no socket (an
+// in-memory connection, a server of the caller's own with other wrappers).
+func controlSocket(c net.Conn, f func(fd uintptr)) bool {
 	for range 8 {
 		switch v := c.(type) {
 		case syscall.Conn:
-			return v
+			rc, err := v.SyscallConn()
+			return err == nil && rc.Control(f) == nil
 		case interface{ NetConn() net.Conn }:
 			c = v.NetConn()
 		default:
-			return nil
+			return false
 		}
 	}
-	return nil
+	return false
 }

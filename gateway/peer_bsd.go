@@ -13,19 +13,11 @@ import (
 // TLS close_notify) hide it, so false means "not known to be gone"; Linux reads the TCP state instead
 // (peer_linux.go). A caller that only shut down its sending side counts as gone.
 func peerClosed(c net.Conn) bool {
-	sc := socketOf(c)
-	if sc == nil {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	gone := false
 	var b [1]byte
 	// Control, not Read: it neither waits for the socket to be readable nor takes the read lock of a Read that
 	// some wrapper might have pending; the socket is non-blocking, and MSG_DONTWAIT says so again.
-	_ = rc.Control(func(fd uintptr) {
+	controlSocket(c, func(fd uintptr) {
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
 		case err == nil:

@@ -13,16 +13,8 @@ import (
 // sending side counts as gone, as in Go's net/http server, which cancels a request's context when it reads the
 // end of the stream. False when unknown (no TCP socket under c).
 func peerClosed(c net.Conn) bool {
-	sc := socketOf(c)
-	if sc == nil {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	gone := false
-	_ = rc.Control(func(fd uintptr) {
+	controlSocket(c, func(fd uintptr) {
 		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
 		// The kernel's TCP states, which x/sys names for BPF: ESTABLISHED is 1.
 		gone = err == nil && info.State != unix.BPF_TCP_ESTABLISHED
