@@ -24,9 +24,11 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// TestStaleIfError stops the core: a verified read whose entry is past its TTL but within stale_if_error is
-// served STALE; an uncached read gets 502 with an XML error; past stale_if_error the entry is gone too.
-func TestStaleIfError(t *testing.T) {
+// staleGateway is a cached gateway in front of a core of its own, on a clock of the test's, whose entries are
+// fresh for 10 s and may stand in for a failing core for a minute after (stale_if_error); its credentials last
+// an hour, so the core is not needed to verify them again.
+func staleGateway(t *testing.T) (*coretest.Core, *clock, *testGateway) {
+	t.Helper()
 	c := coretest.Start(t, coretest.Options{})
 	clk := &clock{now: time.Now()}
 	opt := cachedOptions(c)
@@ -34,6 +36,13 @@ func TestStaleIfError(t *testing.T) {
 	opt.AuthTTL = time.Hour
 	opt.Cache.TTL, opt.Cache.StaleIfError = 10*time.Second, time.Minute
 	gw := startGateway(t, opt)
+	return c, clk, gw
+}
+
+// TestStaleIfError stops the core: a verified read whose entry is past its TTL but within stale_if_error is
+// served STALE; an uncached read gets 502 with an XML error; past stale_if_error the entry is gone too.
+func TestStaleIfError(t *testing.T) {
+	c, clk, gw := staleGateway(t)
 	url := gw.URL + "/api2/demo/re/6"
 	fresh := get(t, url)
 	if fresh.Status != 200 {
@@ -192,17 +201,11 @@ func TestUpstreamReset(t *testing.T) {
 	}
 }
 
-// TestFailedWriteKeepsStaleEntries stops the core: a write that could not reach it (the connection is refused)
-// changed nothing, so the read it would have invalidated is still served stale; a write whose outcome is
-// unknown (the core took the request and never answered) invalidates it.
+// TestFailedWriteKeepsStaleEntries stops the core: a write that could not reach it (the kept-alive connection
+// was closed by the core, a new one is refused) changed nothing, so the read it would have invalidated is still
+// served stale.
 func TestFailedWriteKeepsStaleEntries(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{})
-	clk := &clock{now: time.Now()}
-	opt := cachedOptions(c)
-	opt.Now = clk.Now
-	opt.AuthTTL = time.Hour
-	opt.Cache.TTL, opt.Cache.StaleIfError = 10*time.Second, time.Minute
-	gw := startGateway(t, opt)
+	c, clk, gw := staleGateway(t)
 	url := gw.URL + "/api2/demo/re/6"
 	if fresh := get(t, url); fresh.Status != 200 {
 		t.Fatalf("first read: %d", fresh.Status)

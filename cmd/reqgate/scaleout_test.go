@@ -61,6 +61,19 @@ func startCores(t *testing.T, n int, dsn, accounts string) (procs []*proc, urls 
 	return procs, urls
 }
 
+// startGateways starts n `reqgate gateway` processes with args, each on a free address without an admin
+// listener, and waits until each is ready.
+func startGateways(t *testing.T, n int, args ...string) (procs []*proc, urls []string) {
+	t.Helper()
+	for range n {
+		addr := testbin.FreeAddr(t)
+		p := start(t, append([]string{"gateway", "--listen", addr, "--admin-listen", "off"}, args...)...)
+		waitReady(t, p, "http://"+addr+"/readyz")
+		procs, urls = append(procs, p), append(urls, "http://"+addr)
+	}
+	return procs, urls
+}
+
 // client is one caller of the interface: its own connections, a bounded wait.
 func client() *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
@@ -227,14 +240,7 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	dsn := pgtest.Shared(t).NewDatabase(t)
 	accounts := writeAccounts(t)
 	coreProcs, cores := startCores(t, 2, dsn, accounts)
-	var gateways []string
-	for range 2 {
-		addr := testbin.FreeAddr(t)
-		p := start(t, "gateway", "--listen", addr, "--admin-listen", "off", "--upstream", strings.Join(cores, ","),
-			"--redis", rds.URL())
-		waitReady(t, p, "http://"+addr+"/readyz")
-		gateways = append(gateways, "http://"+addr)
-	}
+	_, gateways := startGateways(t, 2, "--upstream", strings.Join(cores, ","), "--redis", rds.URL())
 
 	const writers = 6
 	var (
@@ -394,14 +400,7 @@ func TestReadModifyWriteScaledOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cores := startCores(t, 2, dsn, path)
-	var gateways []string
-	for range 2 {
-		addr := testbin.FreeAddr(t)
-		p := start(t, "gateway", "--listen", addr, "--admin-listen", "off", "--upstream", strings.Join(cores, ","),
-			"--redis", rds.URL())
-		waitReady(t, p, "http://"+addr+"/readyz")
-		gateways = append(gateways, "http://"+addr)
-	}
+	_, gateways := startGateways(t, 2, "--upstream", strings.Join(cores, ","), "--redis", rds.URL())
 	users := [][2]string{{"ann", "ann"}, {"ben", "ben"}}
 	base := func(urls []string) (b []string) {
 		for _, u := range urls {

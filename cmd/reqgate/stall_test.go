@@ -22,15 +22,7 @@ func TestStalledGatewayDoesNotWriteLate(t *testing.T) {
 	core := start(t, "core", "--listen", coreAddr, "--admin-listen", "off",
 		"--db", filepath.Join(t.TempDir(), "core.db"), "--accounts", writeAccounts(t))
 	waitReady(t, core, "http://"+coreAddr+"/readyz")
-	var procs []*proc
-	var gateways []string
-	for range 2 {
-		addr := testbin.FreeAddr(t)
-		p := start(t, "gateway", "--listen", addr, "--admin-listen", "off", "--upstream", "http://"+coreAddr,
-			"--set", "upstream.queue_timeout=1s")
-		waitReady(t, p, "http://"+addr+"/readyz")
-		procs, gateways = append(procs, p), append(gateways, "http://"+addr)
-	}
+	procs, gateways := startGateways(t, 2, "--upstream", "http://"+coreAddr, "--set", "upstream.queue_timeout=1s")
 	a, b := gateways[0], gateways[1]
 
 	c := client()

@@ -12,31 +12,8 @@ import (
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/coretest"
-	"github.com/reqgate/reqgate/core/postgres"
-	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/sqlite"
 )
-
-// engines opens a new store of each engine for a test.
-var engines = []struct {
-	name string
-	open func(tb testing.TB) core.Store
-}{
-	{"sqlite", func(tb testing.TB) core.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "core.db"))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return st
-	}},
-	{"postgres", func(tb testing.TB) core.Store {
-		st, err := postgres.Open(context.Background(), pgtest.Shared(tb).NewDatabase(tb))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return st
-	}},
-}
 
 // TestConcurrentReadModifyWrite runs clients of three users that each read a record, add one to an integer field
 // and send the document read back with its version_number, all at once, on both engines: every acknowledged

@@ -19,6 +19,8 @@ import (
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/core/postgres"
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/sqlite"
 )
 
@@ -152,6 +154,27 @@ func serve(tb testing.TB, st core.Store, opt api.Options) *env {
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(hs.Close)
 	return &env{t: tb, URL: hs.URL, API: srv}
+}
+
+// engines opens a new store of each engine for a test.
+var engines = []struct {
+	name string
+	open func(tb testing.TB) core.Store
+}{
+	{"sqlite", func(tb testing.TB) core.Store {
+		st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "core.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return st
+	}},
+	{"postgres", func(tb testing.TB) core.Store {
+		st, err := postgres.Open(context.Background(), pgtest.Shared(tb).NewDatabase(tb))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return st
+	}},
 }
 
 // resp is a response read whole.

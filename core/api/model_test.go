@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +28,6 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
-	"github.com/reqgate/reqgate/core/postgres"
-	"github.com/reqgate/reqgate/core/postgres/pgtest"
-	"github.com/reqgate/reqgate/core/sqlite"
 )
 
 var (
@@ -39,28 +35,12 @@ var (
 	modelOps  = flag.Int("model.ops", 1000, "operations of TestModel per engine")
 )
 
-// modelEngines open a new, empty store of each engine.
-var modelEngines = []struct {
-	name string
-	open func(t *testing.T) (core.Store, error)
-}{
-	{"sqlite", func(t *testing.T) (core.Store, error) {
-		return sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "core.db"))
-	}},
-	{"postgres", func(t *testing.T) (core.Store, error) {
-		return postgres.Open(context.Background(), pgtest.Shared(t).NewDatabase(t))
-	}},
-}
-
 func TestModel(t *testing.T) {
 	seed, ops := *modelSeed, *modelOps
 	t.Logf("seed %d, %d operations per engine (-model.seed, -model.ops)", seed, ops)
-	for _, eng := range modelEngines {
+	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			st, err := eng.open(t)
-			if err != nil {
-				t.Fatalf("open %s store: %v", eng.name, err)
-			}
+			st := eng.open(t)
 			// The model account beside the harness's accounts (serve applies those, and closes st at the end).
 			p := modelProvision(t)
 			if err := st.Apply(context.Background(), p); err != nil {
