@@ -93,6 +93,7 @@ func TestParseRecordBodyCharset(t *testing.T) {
 		{"latin-1 by charset", latin, "ISO-8859-1", "café", 0},
 		{"quoted alias", latin, "Latin1", "café", 0},
 		{"utf-8 charset", "<requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>", "utf-8", "é", 0},
+		{"utf-8 charset over a declared latin-1", "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><requirement><fields><field><name>f</name><value>caf\xc3\xa9</value></field></fields></requirement>", "UTF-8", "café", 0},
 		{"byte-order mark over charset", "\xef\xbb\xbf<requirement><fields><field><name>f</name><value>\xc3\xa9</value></field></fields></requirement>", "ISO-8859-1", "é", 0},
 		{"unsupported charset", latin, "koi8-r", "", 415},
 	}

@@ -65,8 +65,11 @@ func toUTF8(data []byte, charset string) (out []byte, settled bool, err error) {
 		return data[len(bomUTF8):], true, nil
 	case bytes.HasPrefix(data, bomUTF16BE), bytes.HasPrefix(data, bomUTF16LE):
 		return decodeAll(unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM), data)
-	case charset == "" || isUTF8(charset):
+	case charset == "":
 		return data, false, nil
+	case isUTF8(charset):
+		// Settled as much as any other charset: a declaration that names another encoding no longer applies.
+		return data, true, nil
 	}
 	enc, ok := encodings[strings.ToLower(strings.TrimSpace(charset))]
 	if !ok {
