@@ -386,6 +386,22 @@ func TestVersion1TextareaIsText(t *testing.T) {
 	}
 }
 
+// A version-1 Textarea's max_size counts the characters of the text the client sent, not of the HTML it is
+// stored as: 30,000 ampersands fit a field of max_size 30000 (150,000 characters as HTML), one more does not.
+func TestVersion1TextareaMaxSizeCountsText(t *testing.T) {
+	e := start(t, fixedClock())
+	full := strings.Repeat("&amp;", 30000)
+	id := e.create("/api", "re", body("requirement", "field_101", "x", "field_102", full))
+	if got := recordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != strings.Repeat("&", 30000) {
+		t.Errorf("version 1 read back %d characters, want the 30000 ampersands written", len(got))
+	}
+	res := e.must(req{Method: "POST", Path: "/api/acme/re", Body: body("requirement", "field_101", "x", "field_102", full+"&amp;")},
+		http.StatusBadRequest)
+	if msg := errorMessage(t, res.Body); !strings.Contains(msg, "field_102: longer than max_size 30000") {
+		t.Errorf("message %q", msg)
+	}
+}
+
 // setValue replaces the text of the <value> of field name in a record read (a plain value, not CDATA).
 func setValue(t *testing.T, doc, name, value string) string {
 	t.Helper()

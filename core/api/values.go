@@ -119,10 +119,17 @@ func (wc *writeCheck) value(bf bodyField) error {
 		old = wc.stored.Values[f.ID]
 	}
 	if f.Type == core.TypeTextarea && wc.version < 2 {
+		text := raw
 		var same bool
-		if raw, same = textareaValue(raw, old); same && !create {
+		if raw, same = textareaValue(text, old); same && !create {
 			return nil
 		}
+		// max_size counts the characters the client wrote, not those of the HTML they are stored as (an & is
+		// five of them there): a version-1 caller sees and sends text only.
+		if f.MaxSize > 0 && utf8.RuneCountInString(text) > f.MaxSize {
+			return core.Invalid(f.Name(), "longer than max_size "+strconv.Itoa(f.MaxSize))
+		}
+		f.MaxSize = 0
 	}
 	if !create && unchanged(f, raw, old) {
 		return nil
