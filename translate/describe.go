@@ -16,8 +16,12 @@ type Element struct {
 	// written as [] when absent.
 	Arrays []string
 	Always []string
+	// Nullable are the children that are JSON null when empty (an empty integer is null too); NullableIf, when
+	// not "", limits that to an element that has the child NullableIf.
+	Nullable   []string
+	NullableIf string
 	// Integer: the element's text is an integer of the interface (a JSON number when it is written as a plain
-	// decimal integer).
+	// decimal integer, null when empty).
 	Integer bool
 	// Container: the element holds only elements.
 	Container bool
@@ -37,11 +41,12 @@ func Describe(parent, name string) Element {
 
 func describe(e *elemInfo) Element {
 	d := Element{
-		Known:     true,
-		Children:  append([]string(nil), e.order...),
-		Attrs:     append([]string(nil), e.attrs...),
-		Integer:   e.integer,
-		Container: e.container,
+		Known:      true,
+		Children:   append([]string(nil), e.order...),
+		Attrs:      append([]string(nil), e.attrs...),
+		Integer:    e.integer,
+		Container:  e.container,
+		NullableIf: e.nullableIf,
 	}
 	for _, a := range e.attrs {
 		if e.intAttrs[a] {
@@ -49,6 +54,9 @@ func describe(e *elemInfo) Element {
 		}
 	}
 	for _, c := range e.order {
+		if e.nullable[c] {
+			d.Nullable = append(d.Nullable, c)
+		}
 		switch e.arrays[c] {
 		case always:
 			d.Always = append(d.Always, c)

@@ -48,6 +48,12 @@ func TestDescribe(t *testing.T) {
 	if f.Variant == nil || f.VariantKey != "type" || !slices.Contains(f.Variant.Children, "picklist_options") {
 		t.Errorf("field: variant %+v by %q, want the field definition by <type>", f.Variant, f.VariantKey)
 	}
+	if !slices.Equal(f.Nullable, []string{"value"}) || f.NullableIf != "list_type" || len(f.Variant.Nullable) != 0 {
+		t.Errorf("field: nullable %v if %q (definition %v), want a read's value when it has list_type", f.Nullable, f.NullableIf, f.Variant.Nullable)
+	}
+	if h := Describe("history_items", "history"); !slices.Equal(h.Nullable, []string{"old_value", "new_value"}) || h.NullableIf != "" {
+		t.Errorf("history: nullable %v if %q, want old_value and new_value always", h.Nullable, h.NullableIf)
+	}
 	// Every array the schema knows is a known child, so a walk of Children finds them all.
 	for name, e := range schema {
 		for c := range e.arrays {

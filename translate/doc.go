@@ -5,8 +5,9 @@
 // keys, attributes are "@name" keys, and the text of an element that has attributes is "#text". What the
 // generic rules cannot know comes from one table of the interface (schema.go): which children repeat
 // (always arrays, even with zero or one item), which texts are integers (JSON numbers, only when written as
-// plain decimal integers, so "02134" stays a string), which elements hold only elements (their whitespace
-// is layout), and the order of children (JSON key order, and XML element order for request bodies built
+// plain decimal integers, so "02134" stays a string), which values are null when empty (those whose set form
+// is a number or an object, so that no value's JSON type depends on the data), which elements hold only
+// elements (their whitespace is layout), and the order of children (JSON key order, and XML element order for request bodies built
 // from a client's JSON, whose keys may come in any order).
 //
 // Both directions are implemented here rather than with github.com/clbanning/mxj/v2, whose Map form cannot

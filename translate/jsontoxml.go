@@ -285,11 +285,18 @@ func (w *xwriter) childElements(name string, info *elemInfo, members []jmember, 
 		key := d.bytes(m.key)
 		cv := d.vals[m.val]
 		w.path = append(w.path, step{key: key, idx: -1})
-		if cv.kind != jArray {
+		switch {
+		case cv.kind != jArray:
 			if err := w.element(key, name, m.val); err != nil {
 				return err
 			}
-		} else {
+		case cv.n == 0 && info.arrays[string(key)] == 0:
+			// [] where the interface has one element, not a list of them (a multiple picklist's value sent as
+			// an empty list): the empty value, as null is.
+			if err := w.emptyElement(key); err != nil {
+				return err
+			}
+		default:
 			for j, item := range d.items[cv.start : cv.start+cv.n] {
 				w.path = append(w.path, step{idx: j})
 				if err := w.element(key, name, item); err != nil {
@@ -305,6 +312,17 @@ func (w *xwriter) childElements(name string, info *elemInfo, members []jmember, 
 		return nil
 	}
 	w.endTag(name)
+	return nil
+}
+
+// emptyElement writes <name/>.
+func (w *xwriter) emptyElement(name []byte) error {
+	if !isNameBytes(name) {
+		return w.fail("key " + strconv.Quote(string(name)) + " is not an XML element name")
+	}
+	w.b = append(w.b, '<')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, "/>"...)
 	return nil
 }
 

@@ -21,6 +21,11 @@ type elemInfo struct {
 	integer bool
 	// container: the element holds only elements, so text made of whitespace only is layout, not data.
 	container bool
+	// nullable are children whose empty form (no text, attribute or child element) is JSON null: values
+	// whose set form is an object, so that an empty one is not the string "" (docs/json.md, rule 4).
+	// nullableIf, when set, limits this to elements that have a child of that name.
+	nullable   map[string]bool
+	nullableIf string
 	// byParent overrides this description when the element's parent has the given name ("" for the root).
 	byParent map[string]*elemInfo
 	// variant replaces this description for an element that has a child named variantKey.
@@ -86,8 +91,10 @@ func buildSchema() map[string]*elemInfo {
 	s["fields"] = &elemInfo{order: []string{"field"}, arrays: arr(always, "field"), container: true}
 	// A field of a record read (name, label, value, prefix or value_plaintext, list_type, sort: docs/api.md,
 	// Record read, and the core) and a field definition (which always has <type>) order their children differently.
+	// A picklist's value (a read field with <list_type>) is an object when set, so null when empty: the
+	// empty <value /> is the same for one choice and several, the read does not say which the field takes.
 	s["field"] = &elemInfo{order: []string{"name", "label", "value", "prefix", "value_plaintext", "list_type",
-		"sort"}, container: true, variantKey: "type",
+		"sort"}, container: true, nullable: ints("value"), nullableIf: "list_type", variantKey: "type",
 		variant: &elemInfo{order: []string{"id", "name", "label", "type", "sort", "help", "required",
 			"default_value", "max_size", "special_purpose", "list_type", "picklist_options"}, container: true}}
 	// <value>: a field value (text, or @id/@email and text for picklists, or <value> items for a multiple
@@ -118,8 +125,10 @@ func buildSchema() map[string]*elemInfo {
 		attrs: []string{"id_prefix", "id"}, intAttrs: ints("id"), container: true}
 
 	s["history_items"] = &elemInfo{order: []string{"history"}, arrays: arr(always, "history"), container: true}
+	// A change does not say its field's type, and old_value or new_value is an object for most types (a
+	// picklist, a date, a checkbox): an empty one is null whatever the type.
 	s["history"] = &elemInfo{order: []string{"user_id", "action", "old_value", "new_value", "activity_time"},
-		container: true}
+		container: true, nullable: ints("old_value", "new_value")}
 	change := &elemInfo{order: []string{"value", "year", "month", "date", "timezone"},
 		attrs: []string{"id", "email", "value"}, intAttrs: ints("id", "value"), arrays: arr(whenPresent, "value")}
 	s["old_value"], s["new_value"] = change, change

@@ -72,12 +72,13 @@ func (w *jwriter) value(i int32) {
 	w.addEmptyArrays(base, info)
 	gs := w.groups[base:]
 	sortGroups(gs)
+	nullable := info.nullable != nil && (info.nullableIf == "" || d.hasChild(n, info.nullableIf))
 	for _, g := range gs {
 		if comma {
 			w.b = append(w.b, ',')
 		}
 		comma = true
-		w.member(g, info)
+		w.member(g, info, nullable)
 	}
 	w.groups = w.groups[:base]
 	w.b = append(w.b, '}')
@@ -91,6 +92,12 @@ func (w *jwriter) leafObject(n *xnode, attrs []xattr) {
 	w.b = append(w.b, `,"#text":`...)
 	w.scalar(n.text, n.info.integer)
 	w.b = append(w.b, '}')
+}
+
+// isEmpty reports whether element i has no text, attribute or child element.
+func (d *xdoc) isEmpty(i int32) bool {
+	n := &d.nodes[i]
+	return n.first < 0 && n.attrStart == n.attrEnd && len(n.text) == 0
 }
 
 // hasChild reports whether n has a child element called name.
@@ -127,11 +134,16 @@ func sortGroups(gs []group) {
 }
 
 // member writes the children of one name as a member of their parent's object: one value, or an array
-// when there are several or the interface makes the name an array.
-func (w *jwriter) member(g group, info *elemInfo) {
+// when there are several or the interface makes the name an array. nullable says that info's nullable
+// children apply: such a child written empty is null.
+func (w *jwriter) member(g group, info *elemInfo, nullable bool) {
 	w.b = appendJSONString(w.b, g.name)
 	w.b = append(w.b, ':')
 	if g.count == 1 && info.arrays[g.name] == 0 {
+		if nullable && info.nullable[g.name] && w.d.isEmpty(g.first) {
+			w.b = append(w.b, "null"...)
+			return
+		}
 		w.value(g.first)
 		return
 	}
@@ -235,10 +247,15 @@ func (w *jwriter) attr(a xattr, integer bool, comma *bool) {
 }
 
 // scalar writes text as a JSON number when integer is set and the text is a plain decimal integer that
-// JSON readers hold exactly, else as a string.
+// JSON readers hold exactly, as null when integer is set and the text is empty (an integer left unset, such as
+// the <sort /> of a system field), else as a string.
 func (w *jwriter) scalar(text []byte, integer bool) {
 	if integer && isJSONInt(text) {
 		w.b = append(w.b, text...)
+		return
+	}
+	if integer && len(text) == 0 {
+		w.b = append(w.b, "null"...)
 		return
 	}
 	w.b = append(w.b, '"')
