@@ -105,7 +105,7 @@ func without(list []string, drop ...string) []string {
 	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
 }
 
-// mayBeEmpty reports whether the integer element name under parent may also be empty text (a JSON ""): the
+// mayBeEmpty reports whether the integer element name under parent may also be empty (JSON null): the
 // <sort /> of system fields, the <max_size /> of picklists, and the option <value /> of a user picklist.
 func mayBeEmpty(parent, name string) bool {
 	return name == "sort" || name == "max_size" || parent == "option" && name == "value"
@@ -116,8 +116,10 @@ func elementSchema(path []string, name string, write bool) obj {
 	parent := parentOf(path)
 	e := narrow(path, name, translate.Describe(parent, name), write)
 	if write && name == "value" && parent == "field" {
-		// JSON numbers and booleans are written as their literal text (docs/json.md, JSON to XML).
-		return o("anyOf", []any{o("type", "string"), o("type", "number"), o("type", "boolean")})
+		// JSON numbers and booleans are written as their literal text, null and [] as the empty value
+		// (docs/json.md, JSON to XML).
+		return o("anyOf", []any{o("type", "string"), o("type", "number"), o("type", "boolean"), o("type", "null"),
+			o("type", "array", "maxItems", 0)})
 	}
 	text := textSchema(parent, name, e)
 	if len(e.Children) == 0 && len(e.Attrs) == 0 {
@@ -127,8 +129,23 @@ func elementSchema(path []string, name string, write bool) obj {
 	if e.Container {
 		return s
 	}
-	// An element with attributes or children that may come as text alone.
-	return o("anyOf", []any{text, s})
+	// An element with attributes or children that may come as text alone, or as null when empty where its
+	// parent says so (docs/json.md, rule 10).
+	alts := []any{text, s}
+	if nullableChild(path, name) {
+		alts = append(alts, o("type", "null"))
+	}
+	return o("anyOf", alts)
+}
+
+// nullableChild reports whether element name at path is one its parent writes as null when empty: a record
+// read's picklist value, a history item's old_value and new_value.
+func nullableChild(path []string, name string) bool {
+	if len(path) == 0 {
+		return false
+	}
+	parent := translate.Describe(parentOf(path[:len(path)-1]), parentOf(path))
+	return slices.Contains(parent.Nullable, name)
 }
 
 // objectSchema is the schema of element name at path as a JSON object: its attributes, its text (beside
@@ -186,7 +203,7 @@ func textSchema(parent, name string, e translate.Element) obj {
 		return o("type", "string")
 	}
 	if mayBeEmpty(parent, name) {
-		return o("anyOf", []any{o("type", "integer"), o("type", "string", "maxLength", 0)})
+		return o("anyOf", []any{o("type", "integer"), o("type", "null")})
 	}
 	return o("type", "integer")
 }

@@ -173,8 +173,8 @@ var sharedNames = map[string]string{
 	"picklist_options":  "picklist_options",
 	"old_value":         "history_value",
 	"new_value":         "history_value",
-	"sort":              "integer_or_empty",
-	"max_size":          "integer_or_empty",
+	"sort":              "integer_or_null",
+	"max_size":          "integer_or_null",
 }
 
 // partOf names what the schemas of component root are part of: a field list's definitions, a write body,

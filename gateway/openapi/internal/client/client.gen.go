@@ -53,26 +53,18 @@ type FeatureSummary struct {
 	VersionNumber   *int       `json:"version_number,omitempty"`
 }
 
-// IntegerOrEmpty defines model for integer_or_empty.
-type IntegerOrEmpty struct {
-	union json.RawMessage
-}
-
-// IntegerOrEmpty0 defines model for IntegerOrEmpty.0.
-type IntegerOrEmpty0 = int
-
-// IntegerOrEmpty1 defines model for IntegerOrEmpty.1.
-type IntegerOrEmpty1 = string
+// IntegerOrNull defines model for integer_or_null.
+type IntegerOrNull = int
 
 // RecordField defines model for record_field.
 type RecordField struct {
-	Label          *string         `json:"label,omitempty"`
-	ListType       *string         `json:"list_type,omitempty"`
-	Name           *string         `json:"name,omitempty"`
-	Prefix         *string         `json:"prefix,omitempty"`
-	Sort           *IntegerOrEmpty `json:"sort,omitempty"`
-	Value          *RecordValue    `json:"value,omitempty"`
-	ValuePlaintext *string         `json:"value_plaintext,omitempty"`
+	Label          *string        `json:"label,omitempty"`
+	ListType       *string        `json:"list_type,omitempty"`
+	Name           *string        `json:"name,omitempty"`
+	Prefix         *string        `json:"prefix,omitempty"`
+	Sort           *IntegerOrNull `json:"sort,omitempty"`
+	Value          *RecordValue   `json:"value,omitempty"`
+	ValuePlaintext *string        `json:"value_plaintext,omitempty"`
 }
 
 // RecordFields defines model for record_fields.
@@ -251,6 +243,9 @@ type WriteValue1 = float32
 // WriteValue2 defines model for WriteValue.2.
 type WriteValue2 = bool
 
+// WriteValue4 defines model for WriteValue.4.
+type WriteValue4 = []interface{}
+
 // CacheControl defines model for Cache-Control.
 type CacheControl = string
 
@@ -424,68 +419,6 @@ type V2CreateRequirementJSONRequestBody = RequirementWriteDocument
 
 // V2UpdateRequirementJSONRequestBody defines body for V2UpdateRequirement for application/json ContentType.
 type V2UpdateRequirementJSONRequestBody = RequirementWriteDocument
-
-// AsIntegerOrEmpty0 returns the union data inside the IntegerOrEmpty as a IntegerOrEmpty0
-func (t IntegerOrEmpty) AsIntegerOrEmpty0() (IntegerOrEmpty0, error) {
-	var body IntegerOrEmpty0
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromIntegerOrEmpty0 overwrites any union data inside the IntegerOrEmpty as the provided IntegerOrEmpty0
-func (t *IntegerOrEmpty) FromIntegerOrEmpty0(v IntegerOrEmpty0) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeIntegerOrEmpty0 performs a merge with any union data inside the IntegerOrEmpty, using the provided IntegerOrEmpty0
-func (t *IntegerOrEmpty) MergeIntegerOrEmpty0(v IntegerOrEmpty0) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsIntegerOrEmpty1 returns the union data inside the IntegerOrEmpty as a IntegerOrEmpty1
-func (t IntegerOrEmpty) AsIntegerOrEmpty1() (IntegerOrEmpty1, error) {
-	var body IntegerOrEmpty1
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromIntegerOrEmpty1 overwrites any union data inside the IntegerOrEmpty as the provided IntegerOrEmpty1
-func (t *IntegerOrEmpty) FromIntegerOrEmpty1(v IntegerOrEmpty1) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeIntegerOrEmpty1 performs a merge with any union data inside the IntegerOrEmpty, using the provided IntegerOrEmpty1
-func (t *IntegerOrEmpty) MergeIntegerOrEmpty1(v IntegerOrEmpty1) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t IntegerOrEmpty) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *IntegerOrEmpty) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
 
 // AsRecordPicklistValue0 returns the union data inside the RecordPicklistValue as a RecordPicklistValue0
 func (t RecordPicklistValue) AsRecordPicklistValue0() (RecordPicklistValue0, error) {
@@ -927,6 +860,32 @@ func (t *WriteValue) FromWriteValue2(v WriteValue2) error {
 
 // MergeWriteValue2 performs a merge with any union data inside the WriteValue, using the provided WriteValue2
 func (t *WriteValue) MergeWriteValue2(v WriteValue2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWriteValue4 returns the union data inside the WriteValue as a WriteValue4
+func (t WriteValue) AsWriteValue4() (WriteValue4, error) {
+	var body WriteValue4
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWriteValue4 overwrites any union data inside the WriteValue as the provided WriteValue4
+func (t *WriteValue) FromWriteValue4(v WriteValue4) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWriteValue4 performs a merge with any union data inside the WriteValue, using the provided WriteValue4
+func (t *WriteValue) MergeWriteValue4(v WriteValue4) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
