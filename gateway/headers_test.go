@@ -22,7 +22,7 @@ func TestPrepareRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ctx fasthttp.RequestCtx
-	ctx.Request.SetRequestURI("/api2/demo//re/./1?b=2&a=1")
+	ctx.Request.SetRequestURI("/api2/demo/x/../re/./1?b=2&a=1")
 	ctx.Request.Header.SetHost("gw.example:8080")
 	for k, v := range map[string]string{
 		"Connection": "keep-alive, X-Secret-Hop", "X-Secret-Hop": "1", "Keep-Alive": "timeout=5", "Te": "trailers",

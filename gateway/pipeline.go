@@ -64,10 +64,13 @@ func (g *Gateway) route(x *exchange) bool {
 	return true
 }
 
-// refuse answers, whoever asks, what no later stage may see: a malformed target (400) and a body announced over
-// the limit (413), which would be refused after authentication too.
+// refuse answers, whoever asks, what no later stage may see: a malformed target (400), a path with an empty
+// segment (404), and a body announced over the limit (413), which would be refused after authentication too.
 func (g *Gateway) refuse(x *exchange) bool {
 	switch {
+	case x.badTarget == route.ErrEmptySegment:
+		// A path with "//" names no resource, at the core as here: the core's 404, before authentication as there.
+		g.respondError(x, fasthttp.StatusNotFound, "The requested resource does not exist.")
 	case x.badTarget != nil:
 		g.respondError(x, fasthttp.StatusBadRequest, "Malformed request target: "+x.badTarget.Error()+".")
 	case x.announced && x.ctx.Request.Header.ContentLength() > g.opt.MaxBodyBytes:

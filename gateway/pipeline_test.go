@@ -73,7 +73,7 @@ func TestStages(t *testing.T) {
 					t.Errorf("id %q", x.reqID)
 				}
 			}},
-		{"route normalises", (*Gateway).route, get("/api2//demo/./re/1?b=2&a=1", ""), "192.0.2.1", true,
+		{"route normalises", (*Gateway).route, get("/api2/x/../demo/./re/1?b=2&a=1", ""), "192.0.2.1", true,
 			func(t *testing.T, x *exchange) {
 				if x.rt.Path != "/api2/demo/re/1" || x.rt.Query != "a=1&b=2" || x.rt.APIKey != "demo" {
 					t.Errorf("route %+v", x.rt)
@@ -82,6 +82,12 @@ func TestStages(t *testing.T) {
 		{"refuse answers a malformed target", (*Gateway).refuse, get("/api2/demo/%zz", ""), "192.0.2.1", false,
 			func(t *testing.T, x *exchange) {
 				if x.ctx.Response.StatusCode() != 400 {
+					t.Errorf("status %d", x.ctx.Response.StatusCode())
+				}
+			}},
+		{"refuse answers an empty path segment 404", (*Gateway).refuse, get("/api2/demo//re/1", ""), "192.0.2.1", false,
+			func(t *testing.T, x *exchange) {
+				if x.ctx.Response.StatusCode() != 404 {
 					t.Errorf("status %d", x.ctx.Response.StatusCode())
 				}
 			}},

@@ -266,6 +266,10 @@ func (s *Server) serveRecord(w http.ResponseWriter, r *http.Request, c *call, ob
 // splitAPIPath splits /api{N}/{key}/a/b into its version, the version text as written, the key and the
 // segments after it. A trailing slash is ignored; an empty segment elsewhere or an unknown version fails.
 func splitAPIPath(path string) (version int, verText, key string, parts []string, ok bool) {
+	if strings.Contains(path, "//") {
+		// An empty segment names nothing, wherever it is (the gateway answers the same 404).
+		return 0, "", "", nil, false
+	}
 	rest, found := strings.CutPrefix(path, "/api")
 	if !found {
 		return 0, "", "", nil, false

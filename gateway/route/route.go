@@ -97,17 +97,22 @@ func RecordID(seg string) (id string, ok bool) {
 	return id, id != ""
 }
 
-// Errors of Parse; all of them are 400 Bad Request.
+// Errors of Parse: ErrEmptySegment is 404 Not Found, the others are 400 Bad Request.
 var (
 	ErrTooLong  = errors.New("request target too long")
 	ErrBadPath  = errors.New("malformed request path")
 	ErrBadQuery = errors.New("malformed query string")
+	// ErrEmptySegment is a path with an empty segment ("//"), a single trailing slash aside. The core, like the
+	// mirrored service, reads it as naming no resource (404) rather than collapse it, and so does the gateway:
+	// collapsed, it would answer what the core never would.
+	ErrEmptySegment = errors.New("empty path segment")
 )
 
 // Parse normalises a raw request target (origin form, or absolute form whose scheme and host are dropped):
-// percent-decodes each segment (an encoded '/' or a control character is an error), drops empty and "."
-// segments, resolves "..", keeps a trailing slash, and re-escapes; the query is split on '&', each parameter
-// decoded and re-escaped, and the parameters sorted.
+// percent-decodes each segment (an encoded '/' or a control character is an error, and so is an empty
+// segment: ErrEmptySegment), drops "." segments, resolves "..", keeps a trailing slash, and re-escapes; the
+// query is split on '&', each parameter decoded as the core decodes it (percent-escapes only: '+' is a plus
+// sign) and re-escaped, and the parameters sorted.
 func Parse(raw []byte) (Route, error) {
 	p, q, err := splitTarget(string(raw))
 	if err != nil {
@@ -145,6 +150,9 @@ func splitTarget(s string) (path, query string, err error) {
 	}
 	if path == "" || path[0] != '/' {
 		return "", "", ErrBadPath
+	}
+	if strings.Contains(path, "//") {
+		return "", "", ErrEmptySegment
 	}
 	return path, query, nil
 }
@@ -291,26 +299,31 @@ func normQuery(q string) (string, error) {
 			return "", ErrTooLong
 		}
 		k, v, hasEq := strings.Cut(part, "=")
-		dk, err := url.QueryUnescape(k)
+		dk, err := url.PathUnescape(k)
 		if err != nil {
 			return "", ErrBadQuery
 		}
-		dv, err := url.QueryUnescape(v)
+		dv, err := url.PathUnescape(v)
 		if err != nil {
 			return "", ErrBadQuery
 		}
 		if strings.ContainsFunc(dk+dv, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			return "", ErrBadQuery
 		}
-		p := url.QueryEscape(dk)
+		p := queryEscape(dk)
 		if hasEq {
-			p += "=" + url.QueryEscape(dv)
+			p += "=" + queryEscape(dv)
 		}
 		params = append(params, p)
 	}
 	slices.Sort(params)
 	return strings.Join(params, "&"), nil
 }
+
+// queryEscape escapes a decoded query parameter so that the core, which reads a query's percent-escapes
+// only (a search condition is not a form: '+' is a plus sign), decodes it to the same text: a space is %20,
+// never '+', and a plus sign is %2B.
+func queryEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
 
 // shapes are the paths of the endpoints after the key, by their number of segments: "{...}" stands for any
 // segment, and the first shape a path matches gives its class.

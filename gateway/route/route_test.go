@@ -32,10 +32,13 @@ func TestParse(t *testing.T) {
 			"/api2/demo/re/search", "last_updated_time%3E1262493473", Search, 2, "demo"},
 		{"search sorted", "/api2/demo/re/search?field_103=1&created_by=5&&",
 			"/api2/demo/re/search", "created_by=5&field_103=1", Search, 2, "demo"},
+		{"search space is %20", "/api2/demo/re/search?field_101=a%20b", "/api2/demo/re/search", "field_101=a%20b", Search, 2, "demo"},
+		{"search plus is a plus sign", "/api2/demo/re/search?created_time>+1262493473&field_101=a%2Bb",
+			"/api2/demo/re/search", "created_time%3E%2B1262493473&field_101=a%2Bb", Search, 2, "demo"},
 		{"related", "/api2/demo/re/1/related", "/api2/demo/re/1/related", "", Related, 2, "demo"},
 		{"history", "/api2/demo/re/1/fieldhistory/103", "/api2/demo/re/1/fieldhistory/103", "", History, 2, "demo"},
 		{"throttle", "/api2/demo/rate_throttle_status", "/api2/demo/rate_throttle_status", "", Throttle, 2, "demo"},
-		{"dot segments", "/api2/./demo//x/../re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
+		{"dot segments", "/api2/./demo/x/../re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
 		{"dotdot above root", "/../../api2/demo/re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
 		{"encoded dot segment", "/api2/demo/%2e%2e/demo/re/1", "/api2/demo/re/1", "", Record, 2, "demo"},
 		{"trailing slash kept", "/api2/demo/re/1/", "/api2/demo/re/1/", "", Record, 2, "demo"},
@@ -83,6 +86,10 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", ErrBadPath},
 		{"bad query escape", "/api2/demo/re/search?a=%zz", ErrBadQuery},
 		{"query control", "/api2/demo/re/search?a=%0a", ErrBadQuery},
+		{"empty segment", "/api2/demo//re/1", ErrEmptySegment},
+		{"empty segment at the start", "//api2/demo/re/1", ErrEmptySegment},
+		{"two trailing slashes", "/api2/demo/re/1//", ErrEmptySegment},
+		{"empty segment in the absolute form", "http://gw.test/api2//demo/re/1", ErrEmptySegment},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse([]byte(tc.raw)); err != tc.want {
@@ -163,14 +170,14 @@ func FuzzParse(f *testing.F) {
 
 func TestBase(t *testing.T) {
 	for raw, want := range map[string]string{
-		"/api2/acme/re/1":      "/api2/acme/",
-		"/api/acme":            "/api/acme/",
-		"/api/acme/":           "/api/acme/",
-		"/api3/acme/x?y=1":     "/api3/acme/",
-		"//api2//ac%20me/./re": "/api2/ac%20me/",
-		"/api2/acme/../other":  "/api2/other/",
-		"/nosuch/acme/re/1":    "",
-		"/api2":                "",
+		"/api2/acme/re/1":     "/api2/acme/",
+		"/api/acme":           "/api/acme/",
+		"/api/acme/":          "/api/acme/",
+		"/api3/acme/x?y=1":    "/api3/acme/",
+		"/api2/ac%20me/./re":  "/api2/ac%20me/",
+		"/api2/acme/../other": "/api2/other/",
+		"/nosuch/acme/re/1":   "",
+		"/api2":               "",
 	} {
 		r, err := Parse([]byte(raw))
 		if err != nil {
@@ -187,7 +194,7 @@ func TestBase(t *testing.T) {
 func BenchmarkParse(b *testing.B) {
 	for _, tc := range []struct{ name, raw string }{
 		{"plain", "/api2/demo/re/1"},
-		{"normalise", "/api2/./demo//x/../re/a%40b/"},
+		{"normalise", "/api2/./demo/x/../re/a%40b/"},
 		{"query", "/api2/demo/re/search?field_103=1&created_by=5"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
