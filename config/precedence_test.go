@@ -159,7 +159,7 @@ func TestFileKeys(t *testing.T) {
 	c := mustLoad(t, RoleGateway, []string{"--config", cfg}, nil)
 	want := Default(RoleGateway)
 	want.ConfigFile = cfg
-	want.RateLimit.Policies = []Policy{{Name: "account", Key: "api_key", Limit: 25, Period: 10 * time.Second, Burst: 25}}
+	want.RateLimit.Policies = []Policy{{Name: "account", Key: "api_key", Limit: 25, Period: 10 * time.Second, Burst: 25, Algorithm: "gcra"}}
 	want.RateLimit.Overrides = []Override{{APIKey: "acme-7f3a", Policy: "account", Limit: 1000, Period: time.Second, Burst: 1000}}
 	want.CORS.AllowedOrigins = []string{"https://app.example.com"}
 	c.sources, want.sources = nil, nil

@@ -369,12 +369,14 @@ func (k *checker) policies(ps []Policy) {
 		if p.MaxDelay < 0 || p.MaxDelay > maxMaxDelay {
 			k.fail(at+".max_delay", "must be between 0s and 1h")
 		}
-		k.oneOf(at+".algorithm", p.Algorithm, AlgorithmGCRA, AlgorithmWindow)
+		if p.Algorithm != "" { // a Config built in code may leave it: gcra, as in package ratelimit
+			k.oneOf(at+".algorithm", p.Algorithm, AlgorithmGCRA, AlgorithmWindow)
+		}
 		if p.Block < 0 || p.Block > maxPeriod {
 			k.fail(at+".block", "must be between 0s and 8784h")
 		}
 		switch p.Algorithm {
-		case AlgorithmGCRA:
+		case "", AlgorithmGCRA:
 			if p.Block != 0 {
 				k.fail(at+".block", "applies to algorithm window only")
 			}
