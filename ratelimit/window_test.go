@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
 // fakeClock is a limiter clock (Options.Now) the test moves by hand.
@@ -24,7 +26,7 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
-func (c *fakeClock) advance(d time.Duration) {
+func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
@@ -54,9 +56,9 @@ func testWindowNeverOverLimit(t *testing.T, backend string) {
 		switch rnd.IntN(4) {
 		case 0: // same instant as the last call
 		case 1:
-			clk.advance(time.Duration(rnd.IntN(1000)) * time.Millisecond)
+			clk.Add(time.Duration(rnd.IntN(1000)) * time.Millisecond)
 		default:
-			clk.advance(time.Duration(rnd.IntN(4000)) * time.Millisecond)
+			clk.Add(time.Duration(rnd.IntN(4000)) * time.Millisecond)
 		}
 		at := clk.Now().Sub(start)
 		inWindow := 0
@@ -122,7 +124,7 @@ func testWindowFullPeriod(t *testing.T, backend string) {
 		}
 	}
 	for i := range 24 { // 9.6 s on: still within the first call's window
-		clk.advance(400 * time.Millisecond)
+		clk.Add(400 * time.Millisecond)
 		if d := l.Admit(ctx, r); d.Allowed {
 			t.Fatalf("call at +%s admitted: 25 already in the last 10s", time.Duration(i+1)*400*time.Millisecond)
 		}
@@ -134,7 +136,7 @@ func testWindowFullPeriod(t *testing.T, backend string) {
 	if got, want := d.RetryAfter, 400*time.Millisecond; got != want {
 		t.Errorf("refused at 9.6s: retry after %s, want %s", got, want)
 	}
-	clk.advance(400 * time.Millisecond)
+	clk.Add(400 * time.Millisecond)
 	d = l.Admit(ctx, r)
 	if !d.Allowed {
 		t.Fatal("call at 10s refused: the first 25 left the window")
@@ -161,7 +163,7 @@ func testWindowBlock(t *testing.T, backend string) {
 	if got, want := l.Status(ctx, r), 10*time.Second; got != want {
 		t.Fatalf("status with a full window: wait %s, want %s", got, want)
 	}
-	clk.advance(time.Second)
+	clk.Add(time.Second)
 	d := l.Admit(ctx, r) // the 4th in 10 s: refused, the block starts
 	if d.Allowed {
 		t.Fatal("4th call in 10s admitted")
@@ -182,11 +184,11 @@ func testWindowBlock(t *testing.T, backend string) {
 	}
 
 	// try_again_after counts down while the client waits.
-	clk.advance(4 * time.Minute)
+	clk.Add(4 * time.Minute)
 	if got, want := l.Status(ctx, r), 6*time.Minute; got != want {
 		t.Fatalf("status 4 min into the block: %s left, want %s", got, want)
 	}
-	clk.advance(time.Minute)
+	clk.Add(time.Minute)
 	if got, want := l.Status(ctx, r), 5*time.Minute; got != want {
 		t.Fatalf("status 5 min into the block: %s left, want %s (status must not restart it)", got, want)
 	}
@@ -195,7 +197,7 @@ func testWindowBlock(t *testing.T, backend string) {
 	if d.Allowed || d.RetryAfter != block {
 		t.Fatalf("call 5 min into the block: allowed=%v retry %s, want refused for %s", d.Allowed, d.RetryAfter, block)
 	}
-	clk.advance(9 * time.Minute)
+	clk.Add(9 * time.Minute)
 	if got, want := l.Status(ctx, r), time.Minute; got != want {
 		t.Fatalf("9 min after the restart: %s left, want %s", got, want)
 	}
@@ -203,7 +205,7 @@ func testWindowBlock(t *testing.T, backend string) {
 		t.Fatalf("call 9 min after the restart: allowed=%v retry %s, want refused for %s", d.Allowed, d.RetryAfter,
 			block)
 	}
-	clk.advance(block)
+	clk.Add(block)
 	if got := l.Status(ctx, r); got != 0 {
 		t.Fatalf("status after a quiet block: %s left, want 0", got)
 	}
@@ -264,5 +266,73 @@ func TestWindowPolicyRefused(t *testing.T) {
 				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestFallbackWindowShare: with Redis down, a replica that assumes 3 replicas admits its third of a window
+// (rounded down) in any period, then blocks the key as Redis would.
+func TestFallbackWindowShare(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	srv.Stop()
+	clk := newFakeClock()
+	l := replicas(t, srv, 1, Options{RedisTimeout: testRedisTimeout, RedisBackoff: time.Hour, LocalReplicas: 3,
+		Now: clk.Now, Policies: []Policy{windowPolicy(7, 10*time.Second, time.Minute)}})[0]
+	r := Request{APIKey: "k"}
+	if got, want := admitDown(t, l, r, 3), 2; got != want {
+		t.Fatalf("admitted %d of 3, want %d (7/3 rounded down)", got, want)
+	}
+	clk.Add(30 * time.Second) // the window emptied, the block (1 min) did not end
+	d := l.Admit(context.Background(), r)
+	if d.Allowed || d.RetryAfter != time.Minute || !d.Fallback {
+		t.Fatalf("call while blocked on the fallback: allowed=%v retry %s fallback=%v, want refused for 1m",
+			d.Allowed, d.RetryAfter, d.Fallback)
+	}
+}
+
+// TestWindowOverride: an override gives one api_key its own limit and period; the algorithm and the block stay
+// the policy's.
+func TestWindowOverride(t *testing.T) { eachBackend(t, testWindowOverride) }
+
+func testWindowOverride(t *testing.T, backend string) {
+	clk := newFakeClock()
+	l := newLimiter(t, backend, Options{Now: clk.Now, Policies: []Policy{windowPolicy(2, time.Hour, time.Minute)},
+		Overrides: []Override{{APIKey: "big", Policy: "account", Limit: 4, Burst: 4, Period: time.Hour}}})
+	if got, last := admitN(l, Request{APIKey: "big"}, 6); got != 4 || last.RetryAfter < time.Minute {
+		t.Fatalf("overridden key: admitted %d of 6, retry %s, want 4 and a refusal", got, last.RetryAfter)
+	}
+	if got, _ := admitN(l, Request{APIKey: "small"}, 3); got != 2 {
+		t.Fatalf("other key: admitted %d of 3, want the policy's 2", got)
+	}
+	clk.Add(2 * time.Hour) // the window emptied, the block ended
+	if got, _ := admitN(l, Request{APIKey: "big"}, 4); got != 4 {
+		t.Fatalf("an hour later: admitted %d of 4", got)
+	}
+	d := l.Admit(context.Background(), Request{APIKey: "big"})
+	if d.Allowed || d.RetryAfter != time.Hour {
+		t.Fatalf("5th call: allowed=%v retry %s, want refused until the window's first call leaves it (1h)",
+			d.Allowed, d.RetryAfter)
+	}
+}
+
+// TestWindowReloadAlgorithm: a reload that turns a GCRA policy into a window under the same name starts its
+// counts afresh, in Redis as in process (the window's keys are apart from the TATs).
+func TestWindowReloadAlgorithm(t *testing.T) { eachBackend(t, testWindowReloadAlgorithm) }
+
+func testWindowReloadAlgorithm(t *testing.T, backend string) {
+	l := newLimiter(t, backend, Options{Policies: []Policy{
+		{Name: "account", Key: KeyAPIKey, Limit: 2, Burst: 2, Period: time.Hour}}})
+	r := Request{APIKey: "k"}
+	if got, _ := admitN(l, r, 3); got != 2 {
+		t.Fatalf("gcra: admitted %d of 3", got)
+	}
+	n, err := l.WithPolicies([]Policy{windowPolicy(3, time.Hour, 0)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, last := admitN(n, r, 4)
+	if got != 3 || last.Fallback {
+		t.Fatalf("window after the reload: admitted %d of 4 (fallback %v), want 3 from Redis or in process", got,
+			last.Fallback)
 	}
 }
