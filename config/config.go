@@ -159,8 +159,11 @@ type Policy struct {
 	Key      string        // api_key | user | ip
 	Limit    int           // requests ...
 	Period   time.Duration // ... per period
-	Burst    int           // how many may arrive at once; the file's default is Limit
-	MaxDelay time.Duration // hold a request up to this long for its slot instead of rejecting; default 0
+	Burst    int           // how many may arrive at once; the file's default is Limit; gcra only
+	MaxDelay time.Duration // hold a request up to this long for its slot instead of rejecting; default 0; gcra only
+
+	Algorithm string        // gcra | window; default gcra
+	Block     time.Duration // window only: refuse every request this long once one is refused; default 0: no block
 }
 
 // Override replaces a policy's rate for one API key.

@@ -13,8 +13,8 @@ type itemField struct {
 	set  func(raw string) error
 }
 
-// policies reads ratelimit.policies: a list of {name, key, limit, period, burst, max_delay}. An absent burst
-// defaults to the limit.
+// policies reads ratelimit.policies: a list of {name, key, limit, period, burst, max_delay, algorithm, block}.
+// An absent burst defaults to the limit, an absent algorithm to gcra.
 func (r *fileReader) policies(v *yaml.Node) {
 	r.c.RateLimit.Policies = nil
 	r.c.setSource(pathPolicies, r.src(v))
@@ -32,7 +32,12 @@ func (r *fileReader) policies(v *yaml.Node) {
 			{"period", durationInto(&p.Period)},
 			{"burst", intInto(&p.Burst)},
 			{"max_delay", durationInto(&p.MaxDelay)},
+			{"algorithm", func(s string) error { p.Algorithm = s; return nil }},
+			{"block", durationInto(&p.Block)},
 		})
+		if !seen["algorithm"] {
+			p.Algorithm = AlgorithmGCRA
+		}
 		if !seen["burst"] {
 			p.Burst = p.Limit
 			if r.c.bad[prefix+".limit"] {

@@ -159,7 +159,7 @@ func TestFileKeys(t *testing.T) {
 	c := mustLoad(t, RoleGateway, []string{"--config", cfg}, nil)
 	want := Default(RoleGateway)
 	want.ConfigFile = cfg
-	want.RateLimit.Policies = []Policy{{Name: "account", Key: "api_key", Limit: 25, Period: 10 * time.Second, Burst: 25}}
+	want.RateLimit.Policies = []Policy{{Name: "account", Key: "api_key", Limit: 25, Period: 10 * time.Second, Burst: 25, Algorithm: "gcra"}}
 	want.RateLimit.Overrides = []Override{{APIKey: "acme-7f3a", Policy: "account", Limit: 1000, Period: time.Second, Burst: 1000}}
 	want.CORS.AllowedOrigins = []string{"https://app.example.com"}
 	c.sources, want.sources = nil, nil
@@ -201,18 +201,20 @@ cors:
 `
 
 // TestBurstDefaultsToLimit checks the file's default burst for policies and overrides, and that an explicit
-// burst stays.
+// burst stays; and the default algorithm (gcra), and a window policy with its block as written.
 func TestBurstDefaultsToLimit(t *testing.T) {
 	cfg := writeFile(t, "r.yaml", `ratelimit:
   policies:
     - {name: a, key: ip, limit: 7, period: 1s}
     - {name: b, key: user, limit: 7, period: 1s, burst: 2, max_delay: 250ms}
+    - {name: c, key: api_key, limit: 25, period: 10s, algorithm: window, block: 10m}
   overrides:
     - {api_key: k, policy: a, limit: 9, period: 1m}
 `)
 	c := mustLoad(t, RoleServe, []string{"--config", cfg}, nil)
 	got := fmt.Sprint(c.RateLimit.Policies, c.RateLimit.Overrides)
-	want := fmt.Sprint([]Policy{{"a", "ip", 7, time.Second, 7, 0}, {"b", "user", 7, time.Second, 2, 250 * time.Millisecond}},
+	want := fmt.Sprint([]Policy{{"a", "ip", 7, time.Second, 7, 0, "gcra", 0}, {"b", "user", 7, time.Second, 2, 250 * time.Millisecond, "gcra", 0},
+		{"c", "api_key", 25, 10 * time.Second, 25, 0, "window", 10 * time.Minute}},
 		[]Override{{"k", "a", 9, time.Minute, 9}})
 	if got != want {
 		t.Fatalf("got %s, want %s", got, want)

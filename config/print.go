@@ -101,6 +101,8 @@ func (c *Config) policiesNode() *yaml.Node {
 			"period", scalarNode(formatDuration(p.Period)),
 			"burst", intNode(p.Burst),
 			"max_delay", scalarNode(formatDuration(p.MaxDelay)),
+			"algorithm", scalarNode(p.Algorithm),
+			"block", scalarNode(formatDuration(p.Block)),
 		))
 	}
 	return n

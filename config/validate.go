@@ -19,6 +19,19 @@ const (
 	maxBodyCap  = 1 << 30
 )
 
+// Algorithms of a rate policy.
+const (
+	AlgorithmGCRA   = "gcra"
+	AlgorithmWindow = "window"
+)
+
+// A window policy keeps the time of each request it admitted within its period (per key, in Redis or in
+// process), so its limit is bounded more tightly than GCRA's; its times are counted to the millisecond at least.
+const (
+	maxWindowLimit  = 10_000
+	minWindowPeriod = time.Millisecond
+)
+
 // checker collects the refusals of Validate, each with the source of its key.
 type checker struct {
 	c    *Config
@@ -356,6 +369,38 @@ func (k *checker) policies(ps []Policy) {
 		if p.MaxDelay < 0 || p.MaxDelay > maxMaxDelay {
 			k.fail(at+".max_delay", "must be between 0s and 1h")
 		}
+		if p.Algorithm != "" { // a Config built in code may leave it: gcra, as in package ratelimit
+			k.oneOf(at+".algorithm", p.Algorithm, AlgorithmGCRA, AlgorithmWindow)
+		}
+		if p.Block < 0 || p.Block > maxPeriod {
+			k.fail(at+".block", "must be between 0s and 8784h")
+		}
+		switch p.Algorithm {
+		case "", AlgorithmGCRA:
+			if p.Block != 0 {
+				k.fail(at+".block", "applies to algorithm window only")
+			}
+		case AlgorithmWindow:
+			k.window(at, p.Limit, p.Period, p.Burst)
+			if p.MaxDelay != 0 {
+				k.fail(at+".max_delay", "applies to algorithm gcra only: a window policy never holds a request")
+			}
+		}
+	}
+}
+
+// window checks what a window policy, or an override of one, adds to rate: a bounded limit, a period of at least
+// a millisecond, no burst of its own.
+func (k *checker) window(at string, limit int, period time.Duration, burst int) {
+	if limit > maxWindowLimit && limit <= maxLimit {
+		k.fail(at+".limit", "at most %d for algorithm window (it keeps the time of each request of its period)",
+			maxWindowLimit)
+	}
+	if period > 0 && period < minWindowPeriod {
+		k.fail(at+".period", "at least 1ms for algorithm window")
+	}
+	if burst != limit && burst >= 1 && burst <= maxLimit {
+		k.fail(at+".burst", "applies to algorithm gcra only: a window policy admits its limit in any period")
 	}
 }
 
@@ -374,8 +419,10 @@ func (k *checker) rate(at string, limit int, period time.Duration, burst int) {
 
 func (k *checker) overrides(os []Override, ps []Policy) {
 	policies := map[string]bool{}
+	windows := map[string]bool{}
 	for _, p := range ps {
 		policies[p.Name] = true
+		windows[p.Name] = p.Algorithm == AlgorithmWindow
 	}
 	seen := map[[2]string]bool{}
 	for i, o := range os {
@@ -396,6 +443,9 @@ func (k *checker) overrides(os []Override, ps []Policy) {
 		}
 		seen[[2]string{o.APIKey, o.Policy}] = true
 		k.rate(at, o.Limit, o.Period, o.Burst)
+		if windows[o.Policy] {
+			k.window(at, o.Limit, o.Period, o.Burst)
+		}
 	}
 }
 

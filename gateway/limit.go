@@ -54,6 +54,28 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	return false
 }
 
+// admitUnverified charges a caller the gateway has not verified yet to its address's policies. It returns false
+// after answering. rate_throttle_status answers 200 even then, as the interface promises: when the address's
+// policies would refuse a call, it says so with the time left, without counting the question (a call that
+// counts would start a blocked address's block again).
+func (g *Gateway) admitUnverified(x *exchange) bool {
+	req := ratelimit.Request{IP: x.clientIP()}
+	if g.throttleStatusRequest(x) && readMethod(x.ctx) {
+		c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
+		wait := x.live.limiter.Status(c, req)
+		cancel()
+		if wait > 0 {
+			g.writeThrottleStatus(x, wait)
+			return false
+		}
+	}
+	if !g.admit(x, req) {
+		return false
+	}
+	x.ipCharged = true
+	return true
+}
+
 // throttleStatusRequest reports whether x is addressed to rate_throttle_status, which the gateway answers itself
 // (GET and HEAD; other methods 405) and never charges.
 func (g *Gateway) throttleStatusRequest(x *exchange) bool {
@@ -63,13 +85,18 @@ func (g *Gateway) throttleStatusRequest(x *exchange) bool {
 // throttleStatus answers GET {base_url}/rate_throttle_status for a verified caller, without counting; without
 // a limiter the API is always available.
 func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
-	ctx := x.ctx
 	var wait time.Duration
 	if limiter := x.live.limiter; limiter != nil {
 		c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
 		wait = limiter.Status(c, req)
 		cancel()
 	}
+	g.writeThrottleStatus(x, wait)
+}
+
+// writeThrottleStatus answers rate_throttle_status: 200, with the time until a call would be admitted.
+func (g *Gateway) writeThrottleStatus(x *exchange, wait time.Duration) {
+	ctx := x.ctx
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeXML)
 	ctx.SetBody(throttleStatusXML(wait))

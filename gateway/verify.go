@@ -8,7 +8,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/cache"
-	"github.com/reqgate/reqgate/ratelimit"
 )
 
 // verdict is what the core said of a credential, shared by the requests of one verification flight.
@@ -27,11 +26,8 @@ type verdict struct {
 // the request is read or forwarded before the caller is known. Only the core's explicit proof verifies the
 // credential; any other answer is relayed to the caller. It returns true when the credential is verified.
 func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
-	if x.live.limiter != nil {
-		if !g.admit(x, ratelimit.Request{IP: x.clientIP()}) {
-			return false
-		}
-		x.ipCharged = true
+	if x.live.limiter != nil && !g.admitUnverified(x) {
+		return false
 	}
 	base := x.rt.Base()
 	key := base

@@ -1,5 +1,6 @@
-// Package ratelimit is the gateway's rate limiter: GCRA (generic cell rate algorithm) per policy, shared across any
-// number of gateway replicas through one atomic Lua script in Redis, or in process when no Redis is configured.
+// Package ratelimit is the gateway's rate limiter: GCRA (generic cell rate algorithm) or a sliding window per
+// policy, shared across any number of gateway replicas through one atomic Lua script in Redis, or in process when
+// no Redis is configured.
 //
 // # Semantics
 //
@@ -8,6 +9,12 @@
 // request that one policy rejects consumes no other policy's quota. Overrides replace a policy's numbers for one
 // api_key. GCRA keeps one value per key, the theoretical arrival time (TAT): requests are spaced Period/Limit
 // apart in the long run and may run up to Burst intervals ahead.
+//
+// A policy of Algorithm AlgorithmWindow instead admits at most Limit requests in any Period-long interval: each
+// key keeps the times of the requests it admitted in the last Period (window.go). With Block, a request refused
+// for a full window blocks the key for Block, and each request refused while blocked starts the Block again;
+// Retry-After and Status give the time left. Window policies have no burst, no shaping and no credits, and key
+// sets with a Block skip the reject cache (each refusal must restart the block in Redis).
 //
 // Shaping: with MaxDelay > 0, a request over the rate whose slot lies within MaxDelay is not rejected; Admit
 // reserves the slot atomically (it counts like an admitted request, so the long-run rate never exceeds the policy)
@@ -18,7 +25,8 @@
 //
 // A decision in Redis is one script call (EVALSHA, EVAL after NOSCRIPT) that reads every matching policy's TAT,
 // decides with the time of the Redis server (so replicas share one clock) and writes all TATs only if all admit.
-// Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed. Status runs the same
+// Keys are "reqgate:rl:<policy>:<k|u|i>:<value>" and expire once their TAT has passed; a window's are
+// "reqgate:rlw:<policy>:<k|u|i>:<value>" (sorted sets) and expire once their last time and block have passed. Status runs the same
 // script read-only (EVALSHA_RO) and never counts. Calls from concurrent requests share round trips through
 // go-redis' autopipeliner unless NoAutoPipeline is set. The in-process limiter (no Redis) runs the same
 // arithmetic (decide in gcra.go) on the monotonic clock. All policies of one request are checked in one script,

@@ -48,7 +48,7 @@ type fallbackStore struct {
 func newFallback(shared store, health *redisHealth, replicas *presence, opt Options) *fallbackStore {
 	f := &fallbackStore{shared: shared, health: health, mode: opt.OnRedisError, backoff: opt.RedisBackoff}
 	if f.mode == OnErrorLocal {
-		f.local = newLocalStore(replicas)
+		f.local = newLocalStore(replicas, opt.Now)
 	}
 	return f
 }

@@ -58,6 +58,10 @@ type Options struct {
 	NoCredits bool
 	// Logger receives the switches to and from the fallback. Nil: slog.Default().
 	Logger *slog.Logger
+	// Now is the limiter's clock. Nil: the monotonic clock in process, and in Redis the Redis server's clock
+	// (TIME), which all replicas share. When set, the Redis script decides at the time it gives (tests set it to
+	// decide at controlled times).
+	Now func() time.Time
 }
 
 // Request names what a request is counted under. Empty fields do not match policies keyed on them.
@@ -189,7 +193,7 @@ func (l *Limiter) WithPolicies(policies []Policy, overrides []Override) (*Limite
 // local limits are shares for the replicas that replicas counts.
 func newStore(opt Options, shaping bool, replicas *presence) (store, error) {
 	if opt.Redis == nil {
-		return newLocalStore(nil), nil
+		return newLocalStore(nil, opt.Now), nil
 	}
 	health := newRedisHealth(opt)
 	rs, err := newRedisStore(opt, health)
@@ -333,6 +337,9 @@ func (l *Limiter) decide(ctx context.Context, q *query, apiKey string) verdict {
 		return s.gcra(q)
 	}
 	p := q.pooled(apiKey)
+	if l.opt.Now != nil {
+		p.at = l.opt.Now()
+	}
 	v, err := l.store.decide(ctx, &p.query)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimit: a store outside the fallback failed: %v", err))

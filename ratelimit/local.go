@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// local.go is the in-process store: the same GCRA (decide) over a sharded map of TATs on the monotonic clock.
-// It is the embedded default (no Redis) and the per-replica fallback while Redis is unavailable.
+// local.go is the in-process store: the same GCRA (decide) over a sharded map of TATs on the monotonic clock, and
+// the same sliding windows (decideMixed, window.go) over a map of their logs. It is the embedded default (no
+// Redis) and the per-replica fallback while Redis is unavailable.
 
 const (
 	localShards = 64
@@ -18,27 +19,40 @@ const (
 type localStore struct {
 	epoch  time.Time // monotonic origin of the nanosecond clock
 	seed   maphash.Seed
-	share  *presence // when set (the fallback): decide with each rule's share for the replicas it counts
+	share  *presence        // when set (the fallback): decide with each rule's share for the replicas it counts
+	clock  func() time.Time // Options.Now; nil: the monotonic clock
 	shards [localShards]shard
 }
 
 type shard struct {
 	mu        sync.Mutex
 	tats      map[string]int64
+	logs      map[string]*windowLog // window rules' keys
 	lastSweep int64
 }
 
 // newLocalStore returns an empty store; with share, it decides with the rules' per-replica share of the replicas
-// share counts, without, at the full rate.
-func newLocalStore(share *presence) *localStore {
-	s := &localStore{epoch: time.Now(), seed: maphash.MakeSeed(), share: share}
+// share counts, without, at the full rate. clock is Options.Now.
+func newLocalStore(share *presence, clock func() time.Time) *localStore {
+	s := &localStore{seed: maphash.MakeSeed(), share: share, clock: clock}
+	if clock != nil {
+		s.epoch = clock()
+	} else {
+		s.epoch = time.Now()
+	}
 	for i := range s.shards {
 		s.shards[i].tats = make(map[string]int64)
+		s.shards[i].logs = make(map[string]*windowLog)
 	}
 	return s
 }
 
-func (s *localStore) now() int64 { return int64(time.Since(s.epoch)) }
+func (s *localStore) now() int64 {
+	if s.clock != nil {
+		return int64(s.clock().Sub(s.epoch))
+	}
+	return int64(time.Since(s.epoch))
+}
 
 // decide never fails.
 func (s *localStore) decide(_ context.Context, q *query) (verdict, error) {
@@ -57,9 +71,11 @@ func (s *localStore) gcra(q *query) verdict {
 	if s.share != nil {
 		replicas = s.share.replicas()
 	}
+	windows := false
 	for j, k := range q.keys {
 		p := q.rules[j].share(replicas)
 		ps = append(ps, p.shaped(q.shape))
+		windows = windows || q.rules[j].window
 		i := int(maphash.String(s.seed, k) % localShards)
 		of = append(of, i)
 		shards = appendUnique(shards, i)
@@ -69,6 +85,14 @@ func (s *localStore) gcra(q *query) verdict {
 		s.shards[i].mu.Lock()
 	}
 	now := s.now()
+	if windows {
+		v := s.mixed(now, q, ps, of, replicas)
+		for _, i := range shards {
+			s.shards[i].sweep(now)
+			s.shards[i].mu.Unlock()
+		}
+		return v
+	}
 	var tbuf [8]int64
 	tats := tbuf[:0]
 	for j, k := range q.keys {
@@ -83,6 +107,37 @@ func (s *localStore) gcra(q *query) verdict {
 	for _, i := range shards {
 		s.shards[i].sweep(now)
 		s.shards[i].mu.Unlock()
+	}
+	return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay, known: true}
+}
+
+// mixed is gcra's decision for a request that some window rule matches (decideMixed), with the shards of q's
+// keys locked; of gives each key's shard.
+func (s *localStore) mixed(now int64, q *query, ps []params, of []int, replicas int64) verdict {
+	var wbuf [8]windowParams
+	var lbuf [8]*windowLog
+	var tbuf [8]int64
+	ws, logs, tats := wbuf[:0], lbuf[:0], tbuf[:0]
+	for j, k := range q.keys {
+		sh := &s.shards[of[j]]
+		if r := q.rules[j]; r.window {
+			w := sh.logs[k]
+			if w == nil && q.commit {
+				w = &windowLog{period: r.win.period}
+				sh.logs[k] = w
+			}
+			ws, logs, tats = append(ws, r.shareWindow(replicas)), append(logs, w), append(tats, 0)
+			continue
+		}
+		ws, logs, tats = append(ws, windowParams{}), append(logs, nil), append(tats, sh.tats[k])
+	}
+	ok, delay, retry := decideMixed(now, ps, ws, tats, logs, q.commit, q.states)
+	if ok && q.commit {
+		for j, k := range q.keys {
+			if !q.rules[j].window {
+				s.shards[of[j]].tats[k] = tats[j]
+			}
+		}
 	}
 	return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay, known: true}
 }
@@ -104,6 +159,11 @@ func (sh *shard) sweep(now int64) {
 	for k, t := range sh.tats {
 		if t <= now {
 			delete(sh.tats, k)
+		}
+	}
+	for k, w := range sh.logs {
+		if w.idle(now) {
+			delete(sh.logs, k)
 		}
 	}
 }

@@ -15,9 +15,25 @@ type Policy struct {
 	Key      string        // what is counted: api_key, user (api_key + username) or ip
 	Limit    int           // requests ...
 	Period   time.Duration // ... per period
-	Burst    int           // how many may arrive at once; at least 1 (the configuration's default is Limit)
-	MaxDelay time.Duration // shaping: hold a request up to this long for its slot instead of rejecting; 0 = never
+	Burst    int           // how many may arrive at once; at least 1 (the configuration's default is Limit); GCRA only
+	MaxDelay time.Duration // shaping: hold a request up to this long for its slot instead of rejecting; 0 = never; GCRA only
+
+	// Algorithm is how the policy counts: AlgorithmGCRA (also when empty) or AlgorithmWindow.
+	Algorithm string
+	// Block (AlgorithmWindow only): once a request is refused for exceeding the window, every request of the key
+	// is refused for Block, and each request refused meanwhile starts the Block again; 0 = no block.
+	Block time.Duration
 }
+
+// Algorithms of a Policy (window.go describes the window).
+const (
+	AlgorithmGCRA   = "gcra"
+	AlgorithmWindow = "window"
+)
+
+// MaxWindowLimit bounds a window policy's limit: a key keeps the time of each request it admitted within the
+// last period, in process and in Redis.
+const MaxWindowLimit = 10_000
 
 // Override replaces the numbers of one policy for one api_key (contract: ratelimit.overrides). MaxDelay and Key
 // stay the policy's.
@@ -50,13 +66,18 @@ type rule struct {
 	period   time.Duration
 	burst    int
 	maxDelay time.Duration
-	prefix   string // Redis key prefix: reqgate:rl:<name>:
+	prefix   string // Redis key prefix: reqgate:rl:<name>: (GCRA), reqgate:rlw:<name>: (window)
 
-	local   params // nanoseconds, in-process limiter at the full rate
-	redis   [3]any // microseconds: interval, tolerance, maxDelay, boxed once for the script's ARGV
-	credits int    // the most credits one grant may give (credits.go)
-	header  string // this policy's RateLimit-Policy item
-	quoted  string // the start of its RateLimit item: the quoted name and ";r="
+	// A window rule (window.go) counts the requests of the last period instead of GCRA's TAT.
+	window bool
+	block  time.Duration
+
+	local   params       // nanoseconds, in-process limiter at the full rate
+	win     windowParams // window rules: nanoseconds, in-process limiter at the full limit
+	redis   [4]any       // this rule's ARGV of the script (redis.go), boxed once
+	credits int          // the most credits one grant may give (credits.go)
+	header  string       // this policy's RateLimit-Policy item
+	quoted  string       // the start of its RateLimit item: the quoted name and ";r="
 }
 
 func newRule(p Policy) (*rule, error) {
@@ -74,12 +95,22 @@ func newRule(p Policy) (*rule, error) {
 	if p.MaxDelay < 0 {
 		return nil, fmt.Errorf("policy %q: max_delay %s: must not be negative", p.Name, p.MaxDelay)
 	}
+	switch p.Algorithm {
+	case "", AlgorithmGCRA:
+		if p.Block != 0 {
+			return nil, fmt.Errorf("policy %q: block applies to algorithm window only", p.Name)
+		}
+	case AlgorithmWindow:
+		return newWindowRule(p)
+	default:
+		return nil, fmt.Errorf("policy %q: algorithm %q: want gcra or window", p.Name, p.Algorithm)
+	}
 	r := &rule{name: p.Name, kind: p.Key, limit: p.Limit, period: p.Period, burst: p.Burst, maxDelay: p.MaxDelay,
 		prefix: "reqgate:rl:" + p.Name + ":"}
 	interval := p.Period / time.Duration(p.Limit)
 	r.local = params{interval: int64(interval), tolerance: int64(interval) * int64(p.Burst), maxDelay: int64(p.MaxDelay)}
 	us := interval.Round(time.Microsecond).Microseconds()
-	r.redis = [3]any{us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
+	r.redis = [4]any{"g", us, us * int64(p.Burst), p.MaxDelay.Microseconds()}
 	r.header = policyItem(p.Name, p.Limit, p.Period)
 	r.quoted = strconv.Quote(p.Name) + ";r="
 	r.credits = ruleCredits(interval)
@@ -90,7 +121,7 @@ func newRule(p Policy) (*rule, error) {
 // period, with a burst of burst/n rounded up (at least 1), so that n replicas together admit at most the policy
 // plus the rounding of the burst.
 func (r *rule) share(n int64) params {
-	if n <= 1 {
+	if n <= 1 || r.window {
 		return r.local
 	}
 	interval := time.Duration(r.local.interval) * time.Duration(n)
@@ -154,8 +185,11 @@ func compileOverrides(rules []*rule, byName map[string]int, overrides []Override
 
 // withOverride returns a copy of r with the numbers of o.
 func (r *rule) withOverride(o Override) (*rule, error) {
-	return newRule(Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst,
-		MaxDelay: r.maxDelay})
+	p := Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst, MaxDelay: r.maxDelay}
+	if r.window {
+		p.Algorithm, p.Block, p.Burst = AlgorithmWindow, r.block, 1 // a window has no burst
+	}
+	return newRule(p)
 }
 
 func validNumbers(limit int, period time.Duration, burst int) error {

@@ -49,6 +49,10 @@ func newRejectCache(next store, shaping bool) *rejectCache {
 }
 
 func (c *rejectCache) decide(ctx context.Context, q *query) (verdict, error) {
+	if q.blocks() {
+		// Each request refused while blocked starts the block again in Redis: none may be answered here.
+		return c.next.decide(ctx, q)
+	}
 	k, now := q.cacheKey(), q.now()
 	if retry, ok := c.get(k, now, q.stateBuf()); ok {
 		rejectCacheHits.Inc()

@@ -126,3 +126,13 @@ func (q *query) now() time.Time {
 	}
 	return q.at
 }
+
+// blocks reports whether some rule of q blocks its key (a window rule with a block).
+func (q *query) blocks() bool {
+	for _, r := range q.rules {
+		if r.block > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -215,7 +215,7 @@ func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) rat
 	}
 	for _, p := range rl.Policies {
 		o.Policies = append(o.Policies, ratelimit.Policy{Name: p.Name, Key: p.Key, Limit: p.Limit,
-			Period: p.Period, Burst: p.Burst, MaxDelay: p.MaxDelay})
+			Period: p.Period, Burst: p.Burst, MaxDelay: p.MaxDelay, Algorithm: p.Algorithm, Block: p.Block})
 	}
 	for _, v := range rl.Overrides {
 		o.Overrides = append(o.Overrides, ratelimit.Override{APIKey: v.APIKey, Policy: v.Policy, Limit: v.Limit,
