@@ -152,3 +152,24 @@ func TestInflightPerAccount(t *testing.T) {
 		t.Errorf("acme's search after its others finished: %d %q (%v), want 200", res.Status, res.Body, err)
 	}
 }
+
+// BenchmarkInflightSlot is the cost a request to the core pays for its account's slot: enter and leave, from
+// many goroutines over a few accounts.
+func BenchmarkInflightSlot(b *testing.B) {
+	g := &Gateway{inflight: newInflight(128)}
+	accounts := []string{"acme", "globex", "initech", "umbrella"}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		x := &exchange{}
+		x.rt.APIKey = accounts[next.Add(1)%int64(len(accounts))]
+		for pb.Next() {
+			slot, err := g.enter(x)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			g.leave(&slot)
+		}
+	})
+}
