@@ -100,6 +100,11 @@ type Upstream struct {
 	MaxConnWait      time.Duration // wait for a free upstream connection before 503; default 1s
 	MaxResponseBytes int64         // largest upstream response body (larger: 502); default 64MiB
 	SlowStart        time.Duration // a core back after being out reaches its full share of requests over this; default 10s, 0 = at once
+	// MaxInflightPerAccount bounds the requests of one account (the api_key of the path; requests without one
+	// share a bucket) in flight from this gateway to the cores; one over it waits for a slot (at most
+	// MaxConnWait, and never past its QueueTimeout), then gets 503. Default InflightPerAccount(MaxIdleConns): it
+	// follows max_idle_conns when not set itself; 0 = no cap.
+	MaxInflightPerAccount int
 }
 
 // URLs returns the upstream base URLs of a comma-separated URL: one per core, when the gateway balances several.
@@ -227,6 +232,8 @@ func Default(role string) *Config {
 			MaxConnWait:      time.Second,
 			MaxResponseBytes: 64 << 20,
 			SlowStart:        10 * time.Second,
+			// Load derives it again from the max_idle_conns it ends with, unless it is set itself.
+			MaxInflightPerAccount: InflightPerAccount(512),
 		},
 		Redis: Redis{Timeout: time.Second},
 		Cache: Cache{
@@ -247,6 +254,18 @@ func Default(role string) *Config {
 			MaxHeld:       256,
 		},
 		Tracing: Tracing{SampleRatio: 1},
+	}
+}
+
+// InflightPerAccount is the default of upstream.max_inflight_per_account for maxIdleConns connections per core:
+// a quarter of them, at least 4. So it takes four accounts at their cap to fill a core's connections (one alone
+// cannot take them all), and on a small pool an account still has a few requests in flight at once.
+func InflightPerAccount(maxIdleConns int) int { return max(4, maxIdleConns/4) }
+
+// derive gives the settings whose default follows another setting their value, unless they were set.
+func (c *Config) derive() {
+	if _, set := c.sources[pathInflight]; !set {
+		c.Upstream.MaxInflightPerAccount = InflightPerAccount(c.Upstream.MaxIdleConns)
 	}
 }
 

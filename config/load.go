@@ -60,6 +60,7 @@ func Load(role string, args []string, environ []string) (*Config, error) {
 	}
 	errs = append(errs, c.applyEnv(env)...)
 	errs = append(errs, c.applyFlags(*flags)...)
+	c.derive()
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -58,6 +58,7 @@ var settings = []*setting{
 	{path: "upstream.queue_timeout", help: "longest a request waits in the gateway before it is forwarded (longer: 503, never forwarded); 0 = no bound", field: func(c *Config) any { return &c.Upstream.QueueTimeout }},
 	{path: "upstream.max_idle_conns", help: "connections per upstream core", field: func(c *Config) any { return &c.Upstream.MaxIdleConns }},
 	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
+	{path: pathInflight, help: "requests of one account in flight to the cores at once; more wait up to max_conn_wait, then 503; default a quarter of max_idle_conns (at least 4); 0 = no cap", field: func(c *Config) any { return &c.Upstream.MaxInflightPerAccount }},
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
 	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
@@ -99,6 +100,9 @@ const (
 	pathPolicies  = "ratelimit.policies"
 	pathOverrides = "ratelimit.overrides"
 )
+
+// pathInflight is the key whose default follows upstream.max_idle_conns (Config.derive).
+const pathInflight = "upstream.max_inflight_per_account"
 
 var (
 	settingByPath = map[string]*setting{}

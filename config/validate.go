@@ -120,6 +120,9 @@ func (k *checker) upstreamLimits() {
 		k.fail("upstream.max_idle_conns", "must be between 1 and 1000000")
 	}
 	k.positive("upstream.max_conn_wait", u.MaxConnWait)
+	if u.MaxInflightPerAccount < 0 || u.MaxInflightPerAccount > 1_000_000 {
+		k.fail(pathInflight, "must be between 0 (no cap) and 1000000")
+	}
 	if u.MaxResponseBytes < 1 {
 		k.fail("upstream.max_response_bytes", "must be > 0")
 	}

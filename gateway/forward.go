@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -63,12 +64,20 @@ func (g *Gateway) forward(x *exchange) {
 	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
 		x.cacheRes = cacheBypass
 	}
+	// The slot first: expired then sees the wait for it, and the caller gone meanwhile.
+	slot, err := g.enter(x)
+	if err != nil {
+		g.upstreamFailed(x, err)
+		return
+	}
+	defer g.leave(&slot)
 	if g.expired(x) {
 		g.cacheHeaders(x, 0)
 		return
 	}
 	g.prepare(x, &ctx.Request)
 	took, err := g.roundTripAsGet(x, &ctx.Request, &ctx.Response)
+	g.leave(&slot)
 	x.upstream = took
 	if err != nil {
 		g.upstreamFailed(x, err)
@@ -127,10 +136,18 @@ var (
 )
 
 // upstreamFailed answers a request whose exchange with the core failed: 504 for a timeout, 503 when no
-// connection came free, 502 otherwise (upstreamStatus), in the caller's representation.
+// connection came free or its account had no slot (with Retry-After), 502 otherwise (upstreamStatus), in the
+// caller's representation.
 func (g *Gateway) upstreamFailed(x *exchange, err error) {
 	status, msg := upstreamStatus(err)
-	g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
+	if errors.Is(err, errAccountBusy) {
+		// Counted (reqgate_gateway_not_forwarded_total): a tenant at its cap must not flood the log.
+		g.log.Debug("request not forwarded: its account is at upstream.max_inflight_per_account",
+			"request_id", x.logID(), "route", string(x.rt.Class))
+		x.addHeader("Retry-After", "1")
+	} else {
+		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
+	}
 	g.respondError(x, status, msg)
 	g.cacheHeaders(x, 0)
 }

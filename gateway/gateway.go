@@ -40,6 +40,7 @@ type Gateway struct {
 	verifying  singleflight.Group // verifications of one credential
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
 	budget     bodyBudget
+	inflight   *inflight // requests in flight to the cores per account (inflight.go); nil: no cap
 	routes     *routes
 	ids        *requestIDs
 	log        *slog.Logger
@@ -80,6 +81,9 @@ func New(opt Options) (*Gateway, error) {
 		budget:    bodyBudget{max: opt.BodyBudget},
 		routes:    newRoutes(),
 		tracer:    opt.Tracer,
+	}
+	if opt.MaxInflightPerAccount > 0 {
+		g.inflight = newInflight(opt.MaxInflightPerAccount)
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)

@@ -49,6 +49,7 @@ func configured() Options {
 		MaxIPFailures:         c.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         c.Auth.FailureWindow,
+		MaxInflightPerAccount: c.Upstream.MaxInflightPerAccount,
 	}
 }
 
@@ -206,6 +207,8 @@ func TestNewRefuses(t *testing.T) {
 		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
 		{"negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"},
 		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
+		{"no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }, ""},
+		{"negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,6 +46,11 @@ type Options struct {
 	MaxIdleConns int
 	// MaxConnWait is how long a request waits for a free upstream connection before 503; > 0.
 	MaxConnWait time.Duration
+	// MaxInflightPerAccount bounds the requests of one account (the api_key of the path; requests without one
+	// share a bucket) in flight to the cores at once; one over it waits for a slot up to MaxConnWait, within its
+	// QueueTimeout, then gets 503 with Retry-After, never sent (inflight.go). Cached hits and credential checks
+	// take no slot. 0 = no cap.
+	MaxInflightPerAccount int
 	// MaxBodyBytes is the largest request body; larger ones get 413 before they reach the core; > 0.
 	MaxBodyBytes int
 	// BodyBudget bounds the bytes of request bodies held at once, all requests together; a body that does not
@@ -130,6 +135,7 @@ func (o *Options) check() error {
 		{o.QueueTimeout >= 0, "QueueTimeout must not be negative (0 = no bound)"},
 		{o.MaxIdleConns > 0, "MaxIdleConns must be > 0"},
 		{o.MaxConnWait > 0, "MaxConnWait must be > 0"},
+		{o.MaxInflightPerAccount >= 0, "MaxInflightPerAccount must not be negative (0 = no cap)"},
 		{o.MaxBodyBytes > 0, "MaxBodyBytes must be > 0"},
 		{o.BodyBudget >= int64(o.MaxBodyBytes), "BodyBudget must be >= MaxBodyBytes"},
 		{o.MaxConns > 0 && o.MaxConnsPerIP > 0, "MaxConns and MaxConnsPerIP must be > 0"},

@@ -159,6 +159,11 @@ func (g *Gateway) cacheKey(x *exchange, buf []byte, repr string) string {
 
 // fetch sends the caller's request upstream and copies the answer, storing it under key when allowed.
 func (g *Gateway) fetch(x *exchange, key string) *fetched {
+	slot, err := g.enter(x)
+	if err != nil {
+		return &fetched{err: err}
+	}
+	defer g.leave(&slot)
 	req := &x.ctx.Request
 	g.prepare(x, req)
 	resp := fasthttp.AcquireResponse()

@@ -394,9 +394,13 @@ func schemeFor(req *fasthttp.Request, hc *fasthttp.HostClient) {
 }
 
 // upstreamStatus maps a failed upstream exchange to the gateway's answer: 504 for a timeout, 503 when no
-// connection came free in time, 502 for everything else (refused, reset, malformed or oversized reply).
+// connection or no slot of the account (inflight.go) came free in time, 502 for everything else (refused,
+// reset, malformed or oversized reply).
 func upstreamStatus(err error) (int, string) {
 	switch {
+	case errors.Is(err, errAccountBusy):
+		return fasthttp.StatusServiceUnavailable,
+			"Too many requests of this account are in progress; nothing was sent on. Try again shortly."
 	case isTimeout(err):
 		return fasthttp.StatusGatewayTimeout, "The upstream service did not answer in time."
 	case errors.Is(err, fasthttp.ErrNoFreeConns):
@@ -407,11 +411,12 @@ func upstreamStatus(err error) (int, string) {
 }
 
 // neverSent reports whether a failed exchange ended before any of the request could reach the core: no
-// connection came free, or none could be made (refused, unreachable, the dial timed out). Anything else (a
+// connection (or no slot of its account) came free, or none could be made (refused, unreachable, the dial timed out). Anything else (a
 // reset, a timeout waiting for the answer, a connection closed before the status) leaves open whether the core
 // received the request and acted on it.
 func neverSent(err error) bool {
-	return isDialError(err) || errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns)
+	return isDialError(err) || errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns) ||
+		errors.Is(err, errAccountBusy)
 }
 
 func isTimeout(err error) bool {

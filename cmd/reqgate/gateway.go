@@ -133,6 +133,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		MaxIPFailures:         cfg.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: cfg.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         cfg.Auth.FailureWindow,
+		MaxInflightPerAccount: cfg.Upstream.MaxInflightPerAccount,
 		Redis:                 n.rdb,
 		Limiter:               limiter,
 		CORSOrigins:           cfg.CORS.AllowedOrigins,

@@ -35,6 +35,7 @@ func Options() gateway.Options {
 		MaxIPFailures:         c.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         c.Auth.FailureWindow,
+		MaxInflightPerAccount: c.Upstream.MaxInflightPerAccount,
 	}
 }
 
