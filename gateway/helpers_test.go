@@ -49,6 +49,10 @@ func configured() Options {
 		MaxIPFailures:         c.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         c.Auth.FailureWindow,
+		KnownAddressTTL:       c.Auth.KnownAddressTTL,
+		MaxLoginDelay:         c.Auth.MaxLoginDelay,
+		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
+		RejectStatus:          c.RateLimit.RejectStatus,
 	}
 }
 

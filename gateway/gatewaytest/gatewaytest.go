@@ -35,6 +35,10 @@ func Options() gateway.Options {
 		MaxIPFailures:         c.Auth.MaxIPFailures,
 		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         c.Auth.FailureWindow,
+		KnownAddressTTL:       c.Auth.KnownAddressTTL,
+		MaxLoginDelay:         c.Auth.MaxLoginDelay,
+		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
+		RejectStatus:          c.RateLimit.RejectStatus,
 	}
 }
 
