@@ -136,6 +136,15 @@ type Auth struct {
 	MaxIPFailures         int
 	MaxUserFailuresAllIPs int
 	FailureWindow         time.Duration
+
+	// KnownAddressTTL is how long the network (/24, /64) of a verified login stays known for its user: from it,
+	// failures from elsewhere (MaxUserFailuresAllIPs) hold no login back; default 168h (a week); 0 = never.
+	KnownAddressTTL time.Duration
+	// MaxLoginDelay bounds the wait of an attempt past MaxUserFailuresAllIPs from a network that is not known
+	// (250ms, doubling per such attempt in the window); default 8s; 0 = refused instead.
+	MaxLoginDelay time.Duration
+	// MaxDelayedLogins bounds the attempts waiting at once, all users together (4 per user); default 256.
+	MaxDelayedLogins int
 }
 
 // Core holds settings of the core service.
@@ -243,7 +252,8 @@ func Default(role string) *Config {
 			StaleIfError: 5 * time.Minute,
 			Scope:        "account",
 		},
-		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, MaxUserFailuresAllIPs: 100, FailureWindow: time.Minute},
+		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, MaxUserFailuresAllIPs: 100, FailureWindow: time.Minute,
+			KnownAddressTTL: 7 * 24 * time.Hour, MaxLoginDelay: 8 * time.Second, MaxDelayedLogins: 256},
 		Core: Core{SchemaTTL: 2 * time.Second},
 		RateLimit: RateLimit{
 			RejectStatus:  429,

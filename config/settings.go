@@ -77,10 +77,13 @@ var settings = []*setting{
 	{path: "auth.max_user_failures_all_ips", help: "failed logins per username from all IPs together within failure_window", field: func(c *Config) any { return &c.Auth.MaxUserFailuresAllIPs }},
 	{path: "auth.max_ip_failures", help: "failed logins per client IP within failure_window", field: func(c *Config) any { return &c.Auth.MaxIPFailures }},
 	{path: "auth.failure_window", help: "window of the failed-login counts", field: func(c *Config) any { return &c.Auth.FailureWindow }},
+	{path: "auth.known_address_ttl", help: "how long the network (/24, /64) of a verified login exempts its user's logins from max_user_failures_all_ips; 0 = never", field: func(c *Config) any { return &c.Auth.KnownAddressTTL }},
+	{path: "auth.max_login_delay", help: "longest wait of a login past max_user_failures_all_ips from a network that is not known; 0 = refused instead", field: func(c *Config) any { return &c.Auth.MaxLoginDelay }},
+	{path: "auth.max_delayed_logins", help: "logins waiting at once (max_login_delay), all users together; one more is refused", field: func(c *Config) any { return &c.Auth.MaxDelayedLogins }},
 
 	{path: "core.schema_ttl", help: "how long account schemas stay in the core's memory; 0 = never", field: func(c *Config) any { return &c.Core.SchemaTTL }},
 
-	{path: "ratelimit.reject_status", help: "429 | 503", field: func(c *Config) any { return &c.RateLimit.RejectStatus }},
+	{path: "ratelimit.reject_status", help: "429 | 503: the status of a rate-limit or failed-login refusal", field: func(c *Config) any { return &c.RateLimit.RejectStatus }},
 	{path: "ratelimit.on_redis_error", help: "local | allow | deny", field: func(c *Config) any { return &c.RateLimit.OnRedisError }},
 	{path: "ratelimit.redis_timeout", help: "budget of one Redis round trip on the request path", field: func(c *Config) any { return &c.RateLimit.RedisTimeout }},
 	{path: "ratelimit.redis_backoff", help: "time on the fallback before probing Redis again", field: func(c *Config) any { return &c.RateLimit.RedisBackoff }},

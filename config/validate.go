@@ -157,6 +157,11 @@ func (k *checker) auth() {
 		k.fail("auth.max_user_failures_all_ips", "must be >= auth.max_user_failures (%d)", a.MaxUserFailures)
 	}
 	k.positive("auth.failure_window", a.FailureWindow)
+	k.nonNegative("auth.known_address_ttl", a.KnownAddressTTL)
+	k.nonNegative("auth.max_login_delay", a.MaxLoginDelay)
+	if a.MaxDelayedLogins < 0 {
+		k.fail("auth.max_delayed_logins", "must be >= 0")
+	}
 }
 
 func (k *checker) rateLimit() {

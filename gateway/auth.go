@@ -158,8 +158,10 @@ func (c *credentials) forget(cr credential) {
 
 // failureLimits are the failed logins allowed within one window: per username from one client IP (the
 // guesses of one attacker at one user), per client IP (one attacker at many users) and per username from all
-// IPs together (a distributed guess at one user). The last is far higher than the first, so that one attacker
-// cannot lock a user out: only many addresses together can, and only for a window.
+// IPs together (a distributed guess at one user). The first two refuse further attempts until the window ends.
+// The last is far higher than the first, and refuses nobody: past it, an attempt from a network the user
+// logged in from before (known.go) goes on as usual, and any other one is slowed (stranger.go), so that many
+// addresses together can neither lock a user out nor guess at the rate they could below it.
 type failureLimits struct {
 	window                       time.Duration
 	maxUserIP, maxIP, maxUserAll int
@@ -182,6 +184,23 @@ type failures struct {
 	m    *ttlmap.Map[string, *failureWindow] // a window is forgotten when it ends
 	seed maphash.Seed
 	over [3][overflowSlots]failureWindow // by kind of limit (failureLimits.limits), then slot
+	// known are the networks users logged in from, exempt from the limit of all addresses together.
+	known *knownAddrs
+}
+
+// userAll is the index of the per-username limit of all addresses together in failureLimits.limits.
+const userAll = 2
+
+// reservation is what reserve decided of an attempt.
+type reservation struct {
+	// wait > 0: a limit of the caller's own address is reached; nothing was counted, and the caller must wait
+	// this long.
+	wait time.Duration
+	// excess > 0: the attempt was counted, but the user's count from all addresses had reached its limit and
+	// the caller's network is not one the user logged in from: this is the excess-th such attempt in the
+	// window, which ends after left.
+	excess int
+	left   time.Duration
 }
 
 // overflowSlots is the number of coarse counters per kind of limit.
@@ -196,7 +215,7 @@ type failureWindow struct {
 
 func newFailures(l failureLimits, maxKeys int, now func() time.Time) *failures {
 	return &failures{failureLimits: l, now: now, seed: maphash.MakeSeed(),
-		m: ttlmap.New[string, *failureWindow](l.window, maxKeys)}
+		m: ttlmap.New[string, *failureWindow](l.window, maxKeys), known: newKnownAddrs(0, 0)}
 }
 
 // failureKeys are the counters of one attempt, in the order of failureLimits.limits; an empty key is not
@@ -227,21 +246,29 @@ func failureAddr(ip string) string {
 
 func (l *failureLimits) limits() [3]int { return [3]int{l.maxUserIP, l.maxIP, l.maxUserAll} }
 
-// reserve counts one attempt of user (of apiKey) from ip, unless a limit is already reached: then it counts
-// nothing and returns how long the caller must wait.
-func (f *failures) reserve(ip, apiKey, user string) time.Duration {
+// reserve counts one attempt of user (of apiKey) from ip, unless a limit of the caller's address is already
+// reached: then it counts nothing and says how long the caller must wait. The limit of all addresses together
+// refuses nothing (see failureLimits): an attempt past it is counted, and reported as excess unless it comes
+// from a network the user logged in from.
+func (f *failures) reserve(ip, apiKey, user string) reservation {
 	keys, limits := failureKeys(ip, apiKey, user), f.limits()
 	now := f.now()
+	known := keys[userAll] != "" && f.known.has(ip, apiKey, user, now)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var wait time.Duration
+	var r reservation
 	for i, k := range keys {
-		if k != "" {
-			wait = max(wait, f.waitLocked(i, k, limits[i], now))
+		if k != "" && i != userAll {
+			r.wait = max(r.wait, f.waitLocked(i, k, limits[i], now))
 		}
 	}
-	if wait > 0 {
-		return wait
+	if r.wait > 0 {
+		return r
+	}
+	if k := keys[userAll]; k != "" && !known {
+		if n, left := f.countLocked(userAll, k, now); n >= limits[userAll] {
+			r.excess, r.left = n-limits[userAll]+1, left
+		}
 	}
 	for i, k := range keys {
 		switch w, ok := f.m.Get(k, now); {
@@ -255,7 +282,28 @@ func (f *failures) reserve(ip, apiKey, user string) time.Duration {
 			failureOverflows.Inc()
 		}
 	}
-	return 0
+	return r
+}
+
+// succeeded records that the core proved user's credential for a login from ip.
+func (f *failures) succeeded(ip, apiKey, user string) {
+	if wire.ValidAPIKey(apiKey) {
+		f.known.record(ip, apiKey, user, f.now())
+	}
+}
+
+// countLocked is the count of key, or of its coarse counter when that is higher, and when that count's window
+// ends.
+func (f *failures) countLocked(kind int, key string, now time.Time) (int, time.Duration) {
+	var n int
+	var left time.Duration
+	if w, ok := f.m.Get(key, now); ok {
+		n, left = w.n, w.start.Add(f.window).Sub(now)
+	}
+	if o := f.overflowLocked(kind, key, now); o.n > n {
+		n, left = o.n, o.start.Add(f.window).Sub(now)
+	}
+	return n, left
 }
 
 // release takes back an attempt that reserve counted and the core did not refuse.

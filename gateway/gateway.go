@@ -36,6 +36,7 @@ type Gateway struct {
 	bus        cache.Bus
 	creds      *credentials
 	fails      loginFailures
+	strangers  *strangerHolds     // logins waiting past the failed-login limit of all addresses (stranger.go)
 	flight     singleflight.Group // cache misses of one key
 	verifying  singleflight.Group // verifications of one credential
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
@@ -69,12 +70,14 @@ func New(opt Options) (*Gateway, error) {
 	}
 	fails := newFailures(failureLimits{window: opt.FailureWindow, maxUserIP: opt.MaxUserFailures,
 		maxIP: opt.MaxIPFailures, maxUserAll: opt.MaxUserFailuresAllIPs}, opt.MaxFailureKeys, opt.Now)
+	fails.known = newKnownAddrs(opt.KnownAddressTTL, opt.MaxKnownUsers)
 	g := &Gateway{
 		opt:       opt,
 		up:        up,
 		bus:       cache.LocalBus{},
 		creds:     newCredentials(opt.AuthTTL, opt.Now),
 		fails:     fails,
+		strangers: newStrangerHolds(opt.MaxDelayedLogins),
 		ids:       newRequestIDs(),
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
@@ -172,13 +175,14 @@ func (g *Gateway) Purge(account string) {
 // Stats are counters of one gateway, for tests and benchmarks.
 type Stats struct {
 	UpstreamRequests uint64 // requests sent to the core
+	DelayedLogins    uint64 // login attempts that waited past the failed-login limit of all addresses (stranger.go)
 	Cache            cache.Stats
 	Upstreams        []UpstreamStats // per core, when there are several
 }
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
-	s := Stats{UpstreamRequests: g.upstreamCalls.Load()}
+	s := Stats{UpstreamRequests: g.upstreamCalls.Load(), DelayedLogins: g.strangers.delayed.Load()}
 	if g.cache != nil {
 		s.Cache = g.cache.Stats()
 	}

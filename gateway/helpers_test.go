@@ -50,6 +50,10 @@ func configured() Options {
 		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
 		FailureWindow:         c.Auth.FailureWindow,
 		MaxInflightPerAccount: c.Upstream.MaxInflightPerAccount,
+		KnownAddressTTL:       c.Auth.KnownAddressTTL,
+		MaxLoginDelay:         c.Auth.MaxLoginDelay,
+		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
+		RejectStatus:          c.RateLimit.RejectStatus,
 	}
 }
 

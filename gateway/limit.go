@@ -33,7 +33,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	// No deadline of the gateway's own: the limiter bounds its Redis calls itself (ratelimit.redis_timeout)
 	// and a shaped request's hold by the policy's max_delay; a context per request would cost a timer.
 	d := limiter.Admit(context.Background(), req)
-	x.held = d.Delay
+	x.held += d.Delay // a request may be held before verification too (its ip policies, a login's wait)
 	if d.Limited {
 		if d.Policy != "" {
 			x.addHeader("Ratelimit-Policy", d.Policy)

@@ -18,12 +18,13 @@ const (
 	DefaultHealthTimeout       = time.Second
 	DefaultFailureStoreTimeout = 250 * time.Millisecond
 	DefaultMaxFailureKeys      = 200_000
+	DefaultMaxKnownUsers       = 100_000
 )
 
 // Options carry everything the gateway takes from the configuration. The configured values come resolved
 // from package config, which alone holds their defaults (cmd/reqgate maps them); New refuses an impossible
 // one rather than putting a default in its place. Only the fields that are no configuration key (HealthTimeout,
-// FailureStoreTimeout, Logger, Now) take a value of their own when zero.
+// MaxFailureKeys, MaxKnownUsers, FailureStoreTimeout, Logger, Now) take a value of their own when zero.
 type Options struct {
 	// Upstreams are the base URLs of the cores, e.g. http://127.0.0.1:8081; a path in them prefixes every
 	// forwarded path (the same for all). Several cores are balanced by least load; the first one's host is the
@@ -73,9 +74,25 @@ type Options struct {
 	AuthTTL time.Duration
 	// MaxUserFailures, MaxIPFailures and MaxUserFailuresAllIPs are the failed authentication attempts allowed
 	// within FailureWindow per username (of an api_key) from one client IP, per client IP, and per username
-	// from all IPs together; further attempts get 429. All > 0.
+	// from all IPs together. Past either of the first two, further attempts get RejectStatus; past the third,
+	// attempts from a network of KnownAddressTTL go on and others wait (MaxLoginDelay). All > 0.
 	MaxUserFailures, MaxIPFailures, MaxUserFailuresAllIPs int
 	FailureWindow                                         time.Duration
+	// KnownAddressTTL is how long the network (/24 of an IPv4 address, /64 of an IPv6 one) of a login the
+	// core proved stays known for its user: from it, failures from elsewhere (MaxUserFailuresAllIPs) hold no
+	// login back; 0 = never remembered. MaxKnownUsers bounds the users whose networks the process remembers
+	// (8 networks each); if zero, DefaultMaxKnownUsers.
+	KnownAddressTTL time.Duration
+	MaxKnownUsers   int
+	// MaxLoginDelay bounds the wait of an attempt past MaxUserFailuresAllIPs from a network that is not known:
+	// 250ms for the first in the window, doubling with each after it; 0 = such attempts are refused until the
+	// window ends. MaxDelayedLogins bounds the attempts waiting at once, all users together (and 4 per user);
+	// one more is refused with RejectStatus and Retry-After. Both >= 0.
+	MaxLoginDelay    time.Duration
+	MaxDelayedLogins int
+	// RejectStatus is the status of a login attempt refused after too many failures: 429, or 503 for the
+	// mirrored service's clients (ratelimit.reject_status).
+	RejectStatus int
 	// MaxFailureKeys bounds the failed-login counters held in the process (each counter is one username and
 	// address, one address or one username). A full store never forgets a counter whose window is open: new
 	// counters share coarser ones until windows end. If zero, DefaultMaxFailureKeys.
@@ -146,6 +163,9 @@ func (o *Options) check() error {
 		{o.AuthTTL >= 0, "AuthTTL must not be negative (0 = never)"},
 		{o.MaxUserFailures > 0 && o.MaxIPFailures > 0 && o.MaxUserFailuresAllIPs > 0, "the failed-login limits must be > 0"},
 		{o.FailureWindow > 0, "FailureWindow must be > 0"},
+		{o.KnownAddressTTL >= 0, "KnownAddressTTL must not be negative (0 = never)"},
+		{o.MaxLoginDelay >= 0 && o.MaxDelayedLogins >= 0, "MaxLoginDelay and MaxDelayedLogins must not be negative"},
+		{o.RejectStatus == 429 || o.RejectStatus == 503, fmt.Sprintf("RejectStatus %d: want 429 or 503", o.RejectStatus)},
 		{o.Cache.Scope == "account" || o.Cache.Scope == "user", fmt.Sprintf("cache scope %q: want account or user", o.Cache.Scope)},
 	}
 	var errs []error
@@ -164,6 +184,9 @@ func (o *Options) fill() {
 	}
 	if o.MaxFailureKeys <= 0 {
 		o.MaxFailureKeys = DefaultMaxFailureKeys
+	}
+	if o.MaxKnownUsers <= 0 {
+		o.MaxKnownUsers = DefaultMaxKnownUsers
 	}
 	if o.FailureStoreTimeout <= 0 {
 		o.FailureStoreTimeout = DefaultFailureStoreTimeout

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -14,6 +15,7 @@ import (
 type verdict struct {
 	proven  bool          // the core authenticated the credential for the account
 	blocked time.Duration // too many failed logins: the core was not asked
+	held    time.Duration // how long the attempt waited before the core was asked (stranger.go)
 	answer  *cache.Entry  // otherwise the core's answer, relayed as it is (a 401, or a refusal given before authentication)
 	err     error         // the exchange with the core failed
 	took    time.Duration
@@ -37,13 +39,14 @@ func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
 	v, _, _ := g.verifying.Do(key, func() (any, error) { return g.verify(x, base, auth), nil })
 	vd := v.(*verdict)
 	x.upstream += vd.took
+	x.held += vd.held // the caller's wait, not a stall of the gateway (deadline.go)
 	switch {
 	case vd.proven:
 		x.verified = true
 		return true
 	case vd.blocked > 0:
 		secs := int((vd.blocked + time.Second - 1) / time.Second)
-		g.respondError(x, fasthttp.StatusTooManyRequests,
+		g.respondError(x, g.opt.RejectStatus,
 			"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
 		x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
 	case vd.err != nil:
@@ -62,13 +65,25 @@ func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
 // the caller's request.
 func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 	ip, user := x.clientIP(), x.cred.user
+	var held time.Duration
 	if x.cred.present {
 		// A request without a usable credential guesses nothing: it is not counted.
-		if wait := g.fails.reserve(ip, x.rt.APIKey, user); wait > 0 {
+		r := g.fails.reserve(ip, x.rt.APIKey, user)
+		if r.excess > 0 && r.wait == 0 {
+			held, r.wait = g.holdStranger(ip, x.rt.APIKey, user, r)
+		}
+		if r.wait > 0 {
 			authBlocked.Inc()
-			return &verdict{blocked: wait}
+			return &verdict{blocked: r.wait, held: held}
 		}
 	}
+	vd := g.ask(x, base, auth, ip, user)
+	vd.held = held
+	return vd
+}
+
+// ask is verify's question to the core, once the attempt is counted.
+func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *verdict {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -85,6 +100,7 @@ func (g *Gateway) verify(x *exchange, base string, auth []byte) *verdict {
 	if x.cred.present && proves(resp, x.rt.APIKey, auth) {
 		authVerifications.Inc()
 		g.creds.remember(x.cred)
+		g.fails.succeeded(ip, x.rt.APIKey, user)
 		return &verdict{proven: true, took: took}
 	}
 	if failed {
@@ -109,8 +125,9 @@ func (g *Gateway) refreshAhead(x *exchange) {
 	}
 	auth := bytes.Clone(x.hdr.authorization)
 	uri := g.up.prefix + x.rt.Base()
+	ip := strings.Clone(x.clientIP())
 	go func() {
-		if g.refresh(cr, uri, auth) {
+		if g.refresh(cr, uri, auth, ip) {
 			g.refreshing.Delete(cr.digest)
 			return
 		}
@@ -122,8 +139,9 @@ func (g *Gateway) refreshAhead(x *exchange) {
 const refreshRetry = time.Second
 
 // refresh asks the core about cr (auth, on uri) and records its answer; it reports whether the core answered
-// (a proof or a 401).
-func (g *Gateway) refresh(cr credential, uri string, auth []byte) bool {
+// (a proof or a 401). A proof makes ip, the address of the request that used the credential, one its user
+// logged in from (known.go).
+func (g *Gateway) refresh(cr credential, uri string, auth []byte, ip string) bool {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -137,6 +155,7 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte) bool {
 	case proves(resp, cr.apiKey, auth):
 		authVerifications.Inc()
 		g.creds.renew(cr)
+		g.fails.succeeded(ip, cr.apiKey, cr.user)
 	case resp.StatusCode() == fasthttp.StatusUnauthorized:
 		g.creds.forget(cr)
 	default:

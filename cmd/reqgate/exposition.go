@@ -105,6 +105,8 @@ var families = map[string]family{
 	"reqgate_auth_blocked_total":                 {"counter", "Login attempts rejected after too many failures (auth.max_*_failures)."},
 	"reqgate_auth_failure_overflows_total":       {"counter", "Failed logins counted in the coarse shared table because the in-process failure store was full (their counts are kept, never dropped)."},
 	"reqgate_auth_failure_store_errors_total":    {"counter", "Failed-login counts that could not be read from or written to Redis."},
+	"reqgate_auth_delayed_total":                 {"counter", "Login attempts held before the core was asked: past auth.max_user_failures_all_ips, from a network the user had not logged in from."},
+	"reqgate_auth_delayed_refused_total":         {"counter", "Login attempts refused because auth.max_delayed_logins (or the 4 of one user) were waiting already."},
 
 	"reqgate_cache_hits_total":          {"counter", "Cacheable reads served from the gateway's memory."},
 	"reqgate_cache_misses_total":        {"counter", "Cacheable reads fetched from the core."},
