@@ -3,7 +3,7 @@
 # nonroot user (uid 65532). Build with `make image` (tags VERSION and stamps the revision), or by hand:
 #   docker build --build-arg REVISION=$(git rev-parse HEAD) -t ghcr.io/reqgate/reqgate:0.1.0 .
 # Run the single-node demo:
-#   docker run --rm -p 8080:8080 -p 9090:9090 -v reqgate-data:/var/lib/reqgate ghcr.io/reqgate/reqgate:0.1.0
+#   docker run --rm -p 8080:8080 -p 127.0.0.1:9090:9090 -v reqgate-data:/var/lib/reqgate ghcr.io/reqgate/reqgate:0.1.0
 # Other roles: docker run ... reqgate gateway --listen=:8080 --admin-listen=:9090 --upstream=http://core:8081
 #
 # Base images: the tags below are not pinned by digest, because no digest could be read from the registry where
@@ -49,7 +49,9 @@ COPY --from=build /out/reqgate /usr/local/bin/reqgate
 COPY --from=build --chown=65532:65532 /out/data /var/lib/reqgate
 USER 65532:65532
 VOLUME ["/var/lib/reqgate"]
-# 8080 public (serve, gateway), 8081 core, 9090 admin (/metrics, /healthz, /readyz).
+# 8080 public (serve, gateway), 8081 core, 9090 admin (/metrics, /healthz, /readyz). The admin listener binds every
+# interface here, so it serves POST /purge (and, with admin.pprof, the profiler, off by default) only with
+# admin.token_file (REQGATE_ADMIN_TOKEN_FILE): without a token they are off.
 EXPOSE 8080 8081 9090
 ENTRYPOINT ["/usr/local/bin/reqgate"]
 # Inside a container 127.0.0.1 is unreachable from outside: listen on every interface.

@@ -64,7 +64,7 @@ def=$work/default.yaml
 "$HELM" template rg "$chart" --namespace apps --kube-version "$KUBE_VERSION" >"$def"
 count "$def" '^kind: Deployment$' 1
 count "$def" '^kind: StatefulSet$' 1
-count "$def" '^kind: Service$' 2
+count "$def" '^kind: Service$' 4 # the gateway's public one, the core's, and one admin Service for each
 count "$def" '^kind: HorizontalPodAutoscaler$' 1
 count "$def" '^kind: PodDisruptionBudget$' 1
 count "$def" '^kind: ConfigMap$' 1
@@ -85,6 +85,7 @@ expect "$def" \
   "^ +image: ghcr.io/reqgate/reqgate:${version//./\\.}\$" '^ +enableServiceLinks: false$' \
   '^ +- name: REQGATE_RATELIMIT_LOCAL_REPLICAS$' '^ +value: "2"$'
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$' 'externalTrafficPolicy'
+reject "$def" 'REQGATE_ADMIN_TOKEN_FILE' 'admin-token' 'pprof: true'
 # probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
 probe() { grep -A4 -E "^ +$1:\$" "$2" | grep -m1 -Eo 'path: /[a-z]+' | cut -d' ' -f2; }
 # source TEMPLATE FILE: the rendered documents of one template.
@@ -101,6 +102,26 @@ grep -A4 -E '^ +- name: REQGATE_REDIS_URL$' "$work/core.yaml" | grep -q 'key: re
   fail "core.yaml: the core does not read redis-url"
 # The gateway Deployment leaves replicas to the HPA.
 awk '/^kind: Deployment$/{d=1} /^---/{d=0} d && /^  replicas:/{print}' "$def" | grep -q . && fail "gateway Deployment sets replicas while the HPA is on"
+
+# The admin port (/metrics, /purge) is on ClusterIP Services of its own, never on the gateway's public Service.
+# adminsvc FILE RELEASE: checks both admin Services and the public one of a render.
+adminsvc() {
+  local f=$1 rel=$2 c
+  doc Service "$rel-reqgate-gateway" "$f" | grep -q 'name: admin$' && fail "$(basename "$f"): the admin port is on the gateway's public Service"
+  doc Service "$rel-reqgate-core" "$f" | grep -q 'name: admin$' && fail "$(basename "$f"): the admin port is on the core's Service"
+  for c in gateway core; do
+    doc Service "$rel-reqgate-$c-admin" "$f" >"$work/admin-svc.yaml"
+    expect "$work/admin-svc.yaml" '^  type: ClusterIP$' '^    - name: admin$' '^      targetPort: admin$' \
+      "^    app.kubernetes.io/component: $c\$"
+    count "$work/admin-svc.yaml" '^    - name: ' 1
+  done
+}
+# doc KIND NAME FILE: the rendered document of that kind and name.
+doc() {
+  awk -v k="kind: $1" -v n="  name: $2" 'function out() { if (hk && hn) printf "%s", d }
+    /^---/ { out(); d = ""; hk = hn = 0; next } { d = d $0 "\n" } $0 == k { hk = 1 } $0 == n { hn = 1 } END { out() }' "$3"
+}
+adminsvc "$def" rg
 
 echo "kubecheck (default values)"
 "$kubecheck" "$def" || fail "kubecheck (default values)"
@@ -127,6 +148,15 @@ expect "$pr" \
   '^ +summary: "reqgate gateway: \{\{ \$value \| humanizePercentage \}\} of answers are 5xx"$' \
   '/ sum\(rate\(reqgate_gateway_requests_total\{namespace="apps"\}\[5m\]\)\) > 0.02$'
 reject "$prod" 'password' # the example keeps secrets out of values
+adminsvc "$pr" prod
+doc Service prod-reqgate-gateway "$pr" | grep -q '^  type: LoadBalancer$' || fail "production.yaml: the public Service is not the LoadBalancer"
+count "$pr" '^kind: NetworkPolicy$' 2
+# The admin token from its Secret, as a file both workloads name in REQGATE_ADMIN_TOKEN_FILE.
+for w in gateway-deployment.yaml core.yaml; do
+  source_of "$w" "$pr" >"$work/token.yaml"
+  expect "$work/token.yaml" '^ +- name: REQGATE_ADMIN_TOKEN_FILE$' '^ +value: /etc/reqgate/admin/token$' \
+    '^ +mountPath: /etc/reqgate/admin$' '^ +secretName: reqgate-admin-token$' '^ +- key: token$' '^ +path: token$'
+done
 reject "$pr" '^ +- --db=' '^  volumeClaimTemplates:$' 'REQGATE_RATELIMIT_LOCAL_REPLICAS'
 
 echo "kubecheck (production values)"
@@ -200,11 +230,6 @@ refuse 'needs httpRoute.parentRefs' --set httpRoute.enabled=true
 refuse '/ingress/hosts/0/paths/0/path' --set ingress.enabled=true --set 'ingress.hosts[0].paths[0].path=api'
 
 echo "helm template (NetworkPolicy)"
-# doc KIND NAME FILE: the rendered document of that kind and name.
-doc() {
-  awk -v k="kind: $1" -v n="  name: $2" 'function out() { if (hk && hn) printf "%s", d }
-    /^---/ { out(); d = ""; hk = hn = 0; next } { d = d $0 "\n" } $0 == k { hk = 1 } $0 == n { hn = 1 } END { out() }' "$3"
-}
 count "$def" '^kind: NetworkPolicy$' 0
 count "$cl" '^kind: NetworkPolicy$' 2
 doc NetworkPolicy rg-reqgate-gateway "$cl" >"$work/np-gw.yaml"

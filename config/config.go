@@ -71,13 +71,21 @@ type Server struct {
 
 // Admin configures the admin listener.
 type Admin struct {
-	// PProf serves Go's profiler at /debug/pprof/ on the admin listener (which binds loopback by default);
-	// default true.
+	// PProf serves Go's profiler at /debug/pprof/ on the admin listener; default false. On a listener that is
+	// not loopback it is served only with a TokenFile.
 	PProf bool
+	// TokenFile is a file holding the bearer token every admin endpoint but /healthz, /readyz and /metrics
+	// asks for (Authorization: Bearer TOKEN); read again on a reload, like the TLS files. Default none: the
+	// endpoints are open on a loopback listener, and /purge and the profiler are off on any other.
+	TokenFile string
 }
 
 // Store is how the core reaches its store.
 type Store struct {
+	// PasswordFile is a file holding the password of a postgres:// DB URL that names none, so that the
+	// password is neither on the command line nor in the config file. Default none.
+	PasswordFile string
+
 	// ConnectTimeout is how long a PostgreSQL store that does not answer at start (refused, unreachable, not
 	// resolvable, starting up) is retried, with backoff, before the process gives up; the admin /healthz answers
 	// meanwhile and /readyz says 503. Other refusals (a wrong password, a missing database) end the start at
@@ -114,6 +122,9 @@ func (u Upstream) URLs() []string { return splitList(u.URL) }
 type Redis struct {
 	URL     string        // redis://[user:password@]host:port/db, rediss:// or unix://; "" = none (in-process)
 	Timeout time.Duration // dial, read and write timeout of the client; default 1s
+	// PasswordFile is a file holding the password of a URL that names none, so that the password is neither
+	// on the command line nor in the config file. Default none.
+	PasswordFile string
 }
 
 // Cache configures the gateway's response cache.
@@ -219,7 +230,7 @@ func Default(role string) *Config {
 		Role:        role,
 		Listen:      listen,
 		AdminListen: "127.0.0.1:9090",
-		Admin:       Admin{PProf: true},
+		Admin:       Admin{},
 		DB:          "./data/reqgate.db",
 		Server: Server{
 			ReadTimeout:     30 * time.Second,

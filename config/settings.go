@@ -32,7 +32,8 @@ var settings = []*setting{
 		field: func(c *Config) any { return &c.DB }},
 	{path: "accounts", flag: "accounts", roles: []string{RoleServe, RoleCore}, help: "account `FILE` applied at start; repeatable (REQGATE_ACCOUNTS: comma-separated)",
 		field: func(c *Config) any { return &c.Accounts }},
-	{path: "admin.pprof", help: "serve Go's profiler at /debug/pprof/ on the admin listener", field: func(c *Config) any { return &c.Admin.PProf }},
+	{path: "admin.pprof", help: "serve Go's profiler at /debug/pprof/ on the admin listener (not loopback: only with admin.token_file)", field: func(c *Config) any { return &c.Admin.PProf }},
+	{path: "admin.token_file", help: "`FILE` holding the bearer token of the admin endpoints but /healthz, /readyz, /metrics; reloaded like the TLS files", field: func(c *Config) any { return &c.Admin.TokenFile }},
 
 	{path: "server.read_timeout", help: "whole request read", field: func(c *Config) any { return &c.Server.ReadTimeout }},
 	{path: "server.write_timeout", help: "whole response write", field: func(c *Config) any { return &c.Server.WriteTimeout }},
@@ -46,6 +47,8 @@ var settings = []*setting{
 	{path: "server.tls_cert_file", help: "PEM certificate (chain) `FILE` of the gateway's HTTPS listener; with server.tls_key_file", field: func(c *Config) any { return &c.Server.TLSCertFile }},
 	{path: "server.tls_key_file", help: "PEM private key `FILE` of the gateway's HTTPS listener; with server.tls_cert_file", field: func(c *Config) any { return &c.Server.TLSKeyFile }},
 
+	{path: "store.password_file", flag: "db-password-file", roles: []string{RoleServe, RoleCore},
+		help: "`FILE` holding the password of a postgres:// --db that names none", field: func(c *Config) any { return &c.Store.PasswordFile }},
 	{path: "store.connect_timeout", help: "how long an unreachable PostgreSQL store is retried at start; 0 = once",
 		field: func(c *Config) any { return &c.Store.ConnectTimeout }},
 
@@ -64,6 +67,8 @@ var settings = []*setting{
 
 	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation; a core publishes account changes on it (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
+	{path: "redis.password_file", flag: "redis-password-file", roles: allRoles,
+		help: "`FILE` holding the password of a redis.url that names none", field: func(c *Config) any { return &c.Redis.PasswordFile }},
 	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
 
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},

@@ -74,6 +74,7 @@ func (c *Config) Validate() error {
 	k.rateLimit()
 	k.origins(c.CORS.AllowedOrigins)
 	k.tracing(c.Tracing)
+	k.secrets()
 	return errors.Join(k.errs...)
 }
 

@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/reqgate/reqgate/config"
 )
 
 // adminNode serves /metrics (Prometheus text), /healthz and /readyz on the admin listener, POST /purge (an
-// account's cached reads and remembered credentials dropped), and Go's profiler at /debug/pprof/ unless
-// admin.pprof is false.
+// account's cached reads and remembered credentials dropped), and, with admin.pprof, Go's profiler at
+// /debug/pprof/. Every endpoint but the three a monitor or a kubelet reads asks for the bearer token of
+// admin.token_file when it is set (adminauth.go).
 type adminNode struct {
-	srv  *http.Server
-	addr string
+	srv   *http.Server
+	addr  string
+	token *adminToken // nil without admin.token_file
 }
 
 // purger is a part that can forget what it caches of an account (the admin listener's POST /purge).
@@ -26,7 +31,25 @@ const maxProfile = 120 * time.Second
 
 // startAdmin serves the admin endpoints on ln. It starts before the parts: /healthz answers 200 from then on
 // (liveness, also while a store is reached or account files are applied), /readyz 503 until r is ready.
-func startAdmin(ln net.Listener, r *readiness, pprofOn bool, errc chan<- error) *adminNode {
+// On a listener that is not loopback and without admin.token_file, /purge and the profiler are not served:
+// anyone who reaches the port could use them. It fails only when the token file cannot be read.
+func startAdmin(ln net.Listener, r *readiness, cfg *config.Config, log *slog.Logger, errc chan<- error) (*adminNode, error) {
+	n := &adminNode{addr: ln.Addr().String()}
+	if cfg.Admin.TokenFile != "" {
+		var err error
+		if n.token, err = loadAdminToken(cfg.Admin.TokenFile); err != nil {
+			return nil, fmt.Errorf("admin: %w", err)
+		}
+	}
+	private := n.token != nil || isLoopback(ln.Addr())
+	if !private {
+		off := "/purge"
+		if cfg.Admin.PProf {
+			off += " and /debug/pprof/"
+		}
+		log.Warn("admin listener is not loopback and admin.token_file is not set: "+off+" off; /metrics, /healthz and /readyz only",
+			"addr", n.addr)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -47,39 +70,40 @@ func startAdmin(ln net.Listener, r *readiness, pprofOn bool, errc chan<- error) 
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	mux.HandleFunc("POST /purge", func(w http.ResponseWriter, req *http.Request) {
-		account := req.URL.Query().Get("account")
-		if account == "" {
-			http.Error(w, "purge: name the account: POST /purge?account=API_KEY", http.StatusBadRequest)
-			return
-		}
-		n := 0
-		for _, p := range r.all() {
-			if pp, ok := p.(purger); ok {
-				pp.purge(account)
-				n++
+	if private {
+		mux.HandleFunc("POST /purge", func(w http.ResponseWriter, req *http.Request) {
+			account := req.URL.Query().Get("account")
+			if account == "" {
+				http.Error(w, "purge: name the account: POST /purge?account=API_KEY", http.StatusBadRequest)
+				return
 			}
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "purged account %q in %d part(s) of this process; gateway replicas sharing its Redis purge it too\n", account, n)
-	})
+			n := 0
+			for _, p := range r.all() {
+				if pp, ok := p.(purger); ok {
+					pp.purge(account)
+					n++
+				}
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprintf(w, "purged account %q in %d part(s) of this process; gateway replicas sharing its Redis purge it too\n", account, n)
+		})
+	}
 	writeTimeout := 10 * readyTimeout
-	if pprofOn {
+	if cfg.Admin.PProf && private {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/cmdline", redactedCmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		writeTimeout = maxProfile + 10*time.Second // a CPU profile or trace answers after its ?seconds=
 	}
-	n := &adminNode{addr: ln.Addr().String(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: readyTimeout,
-		WriteTimeout: writeTimeout}}
+	n.srv = &http.Server{Handler: n.guard(mux), ReadHeaderTimeout: readyTimeout, WriteTimeout: writeTimeout}
 	go func() {
 		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("admin: %w", err)
 		}
 	}()
-	return n
+	return n, nil
 }
 
 func (n *adminNode) ready(context.Context) error { return nil }

@@ -100,7 +100,11 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err != nil {
 		return err
 	}
-	raw, err := openStoreRetry(ctx, cfg.DB, cfg.Store.ConnectTimeout, log)
+	dsn, err := cfg.StoreDSN()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	raw, err := openStoreRetry(ctx, dsn, cfg.Store.ConnectTimeout, log)
 	if err != nil {
 		return err
 	}
@@ -215,7 +219,11 @@ func (n *coreNode) connectBus(cfg *config.Config) error {
 	if cfg.Role != config.RoleCore || cfg.Redis.URL == "" {
 		return nil
 	}
-	opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
+	u, err := cfg.RedisURL()
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	opt, err := ratelimit.RedisOptions(u)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}

@@ -69,7 +69,11 @@ func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, tr *tracing, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
 	if cfg.Redis.URL != "" {
-		opt, err := ratelimit.RedisOptions(cfg.Redis.URL)
+		u, err := cfg.RedisURL()
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		opt, err := ratelimit.RedisOptions(u)
 		if err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
 		}

@@ -8,14 +8,14 @@ import (
 	"github.com/reqgate/reqgate/internal/testbin"
 )
 
-// TestPProfOnAdminListener checks that a running process can be profiled through its admin listener, and that
-// admin.pprof: false takes the profiler away.
+// TestPProfOnAdminListener checks that a running process can be profiled through its admin listener with
+// admin.pprof: true, and that the profiler is off by default.
 func TestPProfOnAdminListener(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 		args := []string{"gateway", "--listen", listen, "--admin-listen", admin}
-		if !on {
-			args = append(args, "--set", "admin.pprof=false")
+		if on {
+			args = append(args, "--set", "admin.pprof=true")
 		}
 		p := start(t, append(args, "--upstream", "http://"+testbin.FreeAddr(t))...)
 		waitReady(t, p, "http://"+admin+"/healthz")
@@ -24,7 +24,7 @@ func TestPProfOnAdminListener(t *testing.T) {
 		case on && (resp.StatusCode != http.StatusOK || !strings.Contains(body, "goroutine profile")):
 			t.Errorf("admin.pprof on: /debug/pprof/goroutine: %d %.80q", resp.StatusCode, body)
 		case !on && resp.StatusCode != http.StatusNotFound:
-			t.Errorf("admin.pprof false: /debug/pprof/goroutine: %d, want 404", resp.StatusCode)
+			t.Errorf("admin.pprof by default: /debug/pprof/goroutine: %d, want 404", resp.StatusCode)
 		}
 	}
 }

@@ -255,11 +255,11 @@ func (r *reloader) serveUntil(ctx context.Context, hup <-chan os.Signal, errc <-
 }
 
 // stamp is the modification time and size of the --config file, the TLS certificate and key (a renewal
-// replaces them in place) and the account files in force: what the watch compares. A file that cannot be read
+// replaces them in place), the admin token file and the account files in force: what the watch compares. A file that cannot be read
 // stamps as missing.
 func (r *reloader) stamp() string {
 	var b strings.Builder
-	files := []string{r.start.ConfigFile, r.start.Server.TLSCertFile, r.start.Server.TLSKeyFile}
+	files := []string{r.start.ConfigFile, r.start.Server.TLSCertFile, r.start.Server.TLSKeyFile, r.start.Admin.TokenFile}
 	for _, p := range append(files, r.cur.Accounts...) {
 		if p == "" {
 			continue

@@ -143,7 +143,9 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 	ready := &readiness{}
 	var admin *adminNode
 	if lns.admin != nil {
-		admin = startAdmin(lns.admin, ready, cfg.Admin.PProf, errc)
+		if admin, err = startAdmin(lns.admin, ready, cfg, log, errc); err != nil {
+			return fail(err)
+		}
 		lns.admin = nil
 		log.Info("admin listening", "addr", admin.addr)
 	}
@@ -165,6 +167,7 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 	}
 	ready.done()
 	rl.attach(rp.gw, rp.core)
+	rl.attachAdmin(admin)
 	log.Info("reqgate started", "role", cfg.Role, "listen", rp.publicURL)
 	if rp.core != nil && rp.core.demo {
 		base := rp.publicURL

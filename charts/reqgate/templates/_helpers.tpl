@@ -135,3 +135,35 @@ limit, or when extraEnv sets GOMEMLIMIT itself. Call with (dict "ctx" $ "w" .Val
     {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end -}}
+
+{{/*
+The admin token (adminToken.existingSecret) of both workloads: a file in a Secret volume, which the kubelet
+updates in place when the Secret changes, named by REQGATE_ADMIN_TOKEN_FILE (admin.token_file). Each renders
+nothing without the Secret.
+*/}}
+{{- define "reqgate.adminTokenEnv" -}}
+{{- if .Values.adminToken.existingSecret -}}
+# /purge and /debug/pprof/ need Authorization: Bearer <the token>; without it they are off on this listener.
+- name: REQGATE_ADMIN_TOKEN_FILE
+  value: /etc/reqgate/admin/token
+{{- end -}}
+{{- end -}}
+
+{{- define "reqgate.adminTokenMount" -}}
+{{- if .Values.adminToken.existingSecret -}}
+- name: admin-token
+  mountPath: /etc/reqgate/admin
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{- define "reqgate.adminTokenVolume" -}}
+{{- if .Values.adminToken.existingSecret -}}
+- name: admin-token
+  secret:
+    secretName: {{ .Values.adminToken.existingSecret }}
+    items:
+      - key: {{ .Values.adminToken.key }}
+        path: token
+{{- end -}}
+{{- end -}}
