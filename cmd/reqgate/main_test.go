@@ -72,6 +72,7 @@ func waitReady(t *testing.T, p *proc, url string) {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-p.done:
+			p.done <- err // for the cleanup of start, which waits for it
 			t.Fatalf("reqgate exited before ready: %v\n%s", err, p.stdout.String())
 		default:
 		}
