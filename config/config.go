@@ -109,6 +109,9 @@ func (u Upstream) URLs() []string { return splitList(u.URL) }
 type Redis struct {
 	URL     string        // redis://[user:password@]host:port/db, rediss:// or unix://; "" = none (in-process)
 	Timeout time.Duration // dial, read and write timeout of the client; default 1s
+	// Namespace prefixes every key and channel reqgate uses in Redis ("<namespace>:reqgate:..."), so that
+	// deployments sharing one Redis share nothing; default "", the names "reqgate:..." themselves.
+	Namespace string
 }
 
 // Cache configures the gateway's response cache.

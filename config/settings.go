@@ -64,6 +64,8 @@ var settings = []*setting{
 	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation; a core publishes account changes on it (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
 	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
+	{path: "redis.namespace", help: "prefix of every Redis key and channel of this deployment (its gateways and core alike), so that deployments sharing one Redis share nothing; empty = none",
+		field: func(c *Config) any { return &c.Redis.Namespace }},
 
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
 	{path: "cache.max_bytes", help: "memory budget of cached bodies", field: func(c *Config) any { return &c.Cache.MaxBytes }},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // loginFailures counts failed logins (see failures): reserve before the core checks an attempt, release when
@@ -24,6 +26,7 @@ type loginFailures interface {
 type sharedFailures struct {
 	local   *failures
 	rdb     *redis.Client
+	prefix  string // of every counter's key: failureKeyPrefix in the namespace
 	log     *slog.Logger
 	timeout time.Duration
 	down    atomic.Int64 // unix nanoseconds until which Redis is not asked again after an error
@@ -61,18 +64,23 @@ for _, k in ipairs(KEYS) do
 end
 return 0`)
 
-func newSharedFailures(local *failures, rdb *redis.Client, timeout time.Duration, log *slog.Logger) *sharedFailures {
-	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: timeout}
+// failureKeyPrefix starts the Redis key of every failed-login counter, after the namespace.
+const failureKeyPrefix = "reqgate:authfail:"
+
+// newSharedFailures counts in Redis under keys in the namespace ns (redis.namespace).
+func newSharedFailures(local *failures, rdb *redis.Client, ns string, timeout time.Duration, log *slog.Logger) *sharedFailures {
+	return &sharedFailures{local: local, rdb: rdb, prefix: redisns.Name(ns, failureKeyPrefix), log: log,
+		timeout: timeout}
 }
 
-// redisFailureKeys are the Redis keys of an attempt's counters (failureKeys) and, in the same order, their
-// limits (of limits, in the order of failureLimits.limits).
-func redisFailureKeys(ip, apiKey, user string, limits [3]int) ([]string, []any) {
+// redisFailureKeys are the Redis keys, each starting with prefix, of an attempt's counters (failureKeys) and, in
+// the same order, their limits (of limits, in the order of failureLimits.limits).
+func redisFailureKeys(prefix, ip, apiKey, user string, limits [3]int) ([]string, []any) {
 	k := failureKeys(ip, apiKey, user)
 	keys, lim := make([]string, 0, len(k)), make([]any, 0, len(k))
 	for i := range k {
 		if k[i] != "" {
-			keys = append(keys, "reqgate:authfail:"+k[i])
+			keys = append(keys, prefix+k[i])
 			lim = append(lim, limits[i])
 		}
 	}
@@ -83,7 +91,7 @@ func (s *sharedFailures) reserve(ip, apiKey, user string) time.Duration {
 	if wait := s.local.reserve(ip, apiKey, user); wait > 0 || !s.up() {
 		return wait
 	}
-	keys, limits := redisFailureKeys(ip, apiKey, user, s.local.limits())
+	keys, limits := redisFailureKeys(s.prefix, ip, apiKey, user, s.local.limits())
 	args := append([]any{strconv.FormatInt(s.local.window.Milliseconds(), 10)}, limits...)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
@@ -106,7 +114,7 @@ func (s *sharedFailures) release(ip, apiKey, user string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	keys, _ := redisFailureKeys(ip, apiKey, user, [3]int{})
+	keys, _ := redisFailureKeys(s.prefix, ip, apiKey, user, [3]int{})
 	if err := releaseScript.Run(ctx, s.rdb, keys).Err(); err != nil {
 		s.failed("release", err)
 	}

@@ -206,6 +206,8 @@ func TestNewRefuses(t *testing.T) {
 		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
 		{"negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"},
 		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
+		{"redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }, ""},
+		{"redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
