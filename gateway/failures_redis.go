@@ -68,7 +68,8 @@ return 0`)
 const failureKeyPrefix = "reqgate:authfail:"
 
 // newSharedFailures counts in Redis under keys in the namespace ns (redis.namespace).
-func newSharedFailures(local *failures, rdb *redis.Client, ns string, timeout time.Duration, log *slog.Logger) *sharedFailures {
+func newSharedFailures(local *failures, rdb *redis.Client, ns string, timeout time.Duration,
+	log *slog.Logger) *sharedFailures {
 	return &sharedFailures{local: local, rdb: rdb, prefix: redisns.Name(ns, failureKeyPrefix), log: log,
 		timeout: timeout}
 }
