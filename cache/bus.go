@@ -16,10 +16,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
-// Channel is the Redis pub/sub channel invalidations travel on.
+// Channel is the Redis pub/sub channel invalidations travel on, in the empty namespace.
 const Channel = "reqgate:inval"
+
+// ChannelIn is the channel of the Redis namespace ns (redis.namespace; see package redisns): Channel itself for
+// the empty one. Pub/sub ignores database numbers, so the namespace alone keeps deployments on one Redis from
+// hearing each other's invalidations and purges.
+func ChannelIn(ns string) string { return redisns.Name(ns, Channel) }
 
 // Bus carries a write's invalidation to the other gateway replicas. The local cache is invalidated by the
 // caller first.
@@ -54,7 +61,8 @@ const DefaultPublishTimeout = 500 * time.Millisecond
 // the PONG may then take before the bus takes the connection for dead and subscribes on a new one.
 const probeInterval = time.Second
 
-// RedisBus publishes invalidations on Channel and applies the ones other replicas publish.
+// RedisBus publishes invalidations on its namespace's channel (ChannelIn) and applies the ones other replicas
+// publish.
 //
 // Publish returns when Redis has acknowledged the PUBLISH (Redis answers once it has queued the message to
 // every subscriber) and, while the bus is up, the message has come back on this replica's own subscription:
@@ -77,14 +85,15 @@ const probeInterval = time.Second
 // was none). The bus logs each change once, counts failures in reqgate_cache_bus_errors_total and shows its
 // state in reqgate_cache_bus_up. It starts down and comes up when its first subscription is confirmed.
 type RedisBus struct {
-	rdb    *redis.Client
-	cache  *Cache
-	log    *slog.Logger
-	origin string
-	ctx    context.Context // ends with Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	closed atomic.Bool
+	rdb     *redis.Client
+	channel string // ChannelIn(the namespace)
+	cache   *Cache
+	log     *slog.Logger
+	origin  string
+	ctx     context.Context // ends with Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  atomic.Bool
 
 	subMu sync.Mutex // guards sub, which receive replaces when its connection stalls
 	sub   *redis.PubSub
@@ -104,20 +113,21 @@ type RedisBus struct {
 	onPurge        atomic.Pointer[func(account string)] // what a purge from another replica runs beside the invalidation
 }
 
-// NewRedisBus subscribes to Channel and starts the receiver. It does not fail when Redis is down at start:
-// the subscription connects when Redis comes up, and until then the bus is down.
-func NewRedisBus(rdb *redis.Client, c *Cache, logger *slog.Logger) *RedisBus {
+// NewRedisBus subscribes to the channel of the namespace ns (ChannelIn; a namespace redisns.Check accepts) and
+// starts the receiver. It does not fail when Redis is down at start: the subscription connects when Redis comes
+// up, and until then the bus is down.
+func NewRedisBus(rdb *redis.Client, ns string, c *Cache, logger *slog.Logger) *RedisBus {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
-		rdb: rdb, cache: c, log: logger, origin: newOrigin(),
+		rdb: rdb, channel: ChannelIn(ns), cache: c, log: logger, origin: newOrigin(),
 		ctx: ctx, cancel: cancel, PublishTimeout: DefaultPublishTimeout, echoes: make(map[uint64]chan struct{}),
 	}
 	c.SetBusUp(false)
 	busUp.Set(0)
-	b.sub = rdb.Subscribe(ctx, Channel)
+	b.sub = rdb.Subscribe(ctx, b.channel)
 	b.wg.Add(2)
 	go b.receive(b.sub)
 	go b.watch()
@@ -163,7 +173,7 @@ const purgePrefix = "purge "
 // Purge sends the account's purge to the other replicas, waiting like Publish.
 func (b *RedisBus) Purge(account string) { b.send("", purgePrefix+account, account) }
 
-// busMessage is the payload on Channel of message (an account, or purgePrefix and one) with scope (see
+// busMessage is the payload on the channel of message (an account, or purgePrefix and one) with scope (see
 // writeScope) sent by origin as its sequence number seq: the format apply reads.
 func busMessage(origin string, seq uint64, scope, message string) string {
 	payload := origin + ":" + strconv.FormatUint(seq, 10)
@@ -209,7 +219,7 @@ func (b *RedisBus) send(scope, message, account string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	if err := b.rdb.Publish(ctx, Channel, busMessage(b.origin, seq, scope, message)).Err(); err != nil {
+	if err := b.rdb.Publish(ctx, b.channel, busMessage(b.origin, seq, scope, message)).Err(); err != nil {
 		if !b.closed.Load() {
 			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
 		}
@@ -318,7 +328,7 @@ func (r *receiver) handle(msg any) {
 	case *redis.Message:
 		r.bus.apply(m.Payload)
 	case *redis.Subscription:
-		if m.Kind == "subscribe" && m.Channel == Channel {
+		if m.Kind == "subscribe" && m.Channel == r.bus.channel {
 			r.subscriptionConfirmed()
 		}
 	case *redis.Pong:
@@ -406,7 +416,7 @@ func (b *RedisBus) resubscribe() *redis.PubSub {
 		return b.sub
 	}
 	_ = b.sub.Close()
-	b.sub = b.rdb.Subscribe(b.ctx, Channel)
+	b.sub = b.rdb.Subscribe(b.ctx, b.channel)
 	return b.sub
 }
 

@@ -32,7 +32,7 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 func TestRedisBusCarriesInvalidation(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newCache(t, Options{}), newCache(t, Options{})
-	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
 
 	// Wait until B's subscription is live: a probe published by A must arrive.
@@ -62,7 +62,7 @@ func TestRedisBusCarriesWriteScope(t *testing.T) {
 	odd := []Scope{{Reads: ReadsRecord, Kind: w.Kind, ID: w.ID}, {Reads: ReadsKind, Kind: w.Kind}}
 	srv := redistest.Start(t)
 	a, b, local := newCache(t, Options{}), newCache(t, Options{}), newCache(t, Options{})
-	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
 	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("replica B never received an invalidation")
@@ -101,7 +101,7 @@ func TestRedisBusCarriesWriteScope(t *testing.T) {
 func TestRedisBusOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newCache(t, Options{}), newCache(t, Options{})
-	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
 	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
@@ -147,7 +147,7 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 			srv := redistest.Start(t)
 			clk := &clock{now: time.Unix(1_700_000_000, 0)}
 			c := newCache(t, Options{TTL: time.Minute, BusDownTTL: time.Second, Now: clk.Now})
-			bus := NewRedisBus(newRedis(t, srv), c, nil)
+			bus := NewRedisBus(newRedis(t, srv), "", c, nil)
 			bus.PublishTimeout = 200 * time.Millisecond
 			t.Cleanup(func() { _ = bus.Close() })
 			if !waitFor(5*time.Second, bus.Up) {
@@ -204,7 +204,7 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 func TestRedisBusSubscriptionKilled(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newCache(t, Options{}), newCache(t, Options{})
-	busA, busB := NewRedisBus(newRedis(t, srv), a, nil), NewRedisBus(newRedis(t, srv), b, nil)
+	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
 	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
@@ -237,11 +237,11 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 func TestPublisherPurgeReachesReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newCache(t, Options{})
-	bus := NewRedisBus(newRedis(t, srv), c, nil)
+	bus := NewRedisBus(newRedis(t, srv), "", c, nil)
 	t.Cleanup(func() { _ = bus.Close() })
 	purged := make(chan string, 16)
 	bus.SetPurgeHandler(func(account string) { purged <- account })
-	pub := NewPublisher(newRedis(t, srv))
+	pub := NewPublisher(newRedis(t, srv), "")
 	ctx := context.Background()
 	if !waitFor(5*time.Second, func() bool {
 		if err := pub.Purge(ctx, "probe"); err != nil {

@@ -125,6 +125,9 @@ type Redis struct {
 	// PasswordFile is a file holding the password of a URL that names none, so that the password is neither
 	// on the command line nor in the config file. Default none.
 	PasswordFile string
+	// Namespace prefixes every key and channel reqgate uses in Redis ("<namespace>:reqgate:..."), so that
+	// deployments sharing one Redis share nothing; default "", the names "reqgate:..." themselves.
+	Namespace string
 }
 
 // Cache configures the gateway's response cache.

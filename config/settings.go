@@ -70,6 +70,8 @@ var settings = []*setting{
 	{path: "redis.password_file", flag: "redis-password-file", roles: allRoles,
 		help: "`FILE` holding the password of a redis.url that names none", field: func(c *Config) any { return &c.Redis.PasswordFile }},
 	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
+	{path: "redis.namespace", help: "prefix of every Redis key and channel of this deployment (its gateways and core alike), so that deployments sharing one Redis share nothing; empty = none",
+		field: func(c *Config) any { return &c.Redis.Namespace }},
 
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
 	{path: "cache.max_bytes", help: "memory budget of cached bodies", field: func(c *Config) any { return &c.Cache.MaxBytes }},

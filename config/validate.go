@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // Bounds that keep a policy's arithmetic far from overflow.
@@ -67,6 +69,9 @@ func (c *Config) Validate() error {
 	k.upstreamLimits()
 	k.redis(c.Redis.URL)
 	k.positive("redis.timeout", c.Redis.Timeout)
+	if err := redisns.Check(c.Redis.Namespace); err != nil {
+		k.fail("redis.namespace", "%q: %v", c.Redis.Namespace, err)
+	}
 	k.cache()
 	k.auth()
 	k.nonNegative("core.schema_ttl", c.Core.SchemaTTL)

@@ -11,6 +11,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/internal/redisns"
 	"github.com/reqgate/reqgate/internal/wire"
 )
 
@@ -27,11 +28,13 @@ type loginFailures interface {
 // gateway (otherwise N replicas would allow N times the attempts). The process's own counters are kept
 // too and stand alone while Redis cannot be reached.
 type sharedFailures struct {
-	local   *failures
-	rdb     *redis.Client
-	log     *slog.Logger
-	timeout time.Duration
-	down    atomic.Int64 // unix nanoseconds until which Redis is not asked again after an error
+	local       *failures
+	rdb         *redis.Client
+	prefix      string // of every counter's key: failureKeyPrefix in the namespace
+	knownPrefix string // of every set of known networks: knownKeyPrefix in the namespace
+	log         *slog.Logger
+	timeout     time.Duration
+	down        atomic.Int64 // unix nanoseconds until which Redis is not asked again after an error
 }
 
 // After a failed Redis call of the failure counters, Redis is not asked again for a pause, so an unreachable
@@ -93,20 +96,30 @@ for _, k in ipairs(KEYS) do
 end
 return 0`)
 
-func newSharedFailures(local *failures, rdb *redis.Client, timeout time.Duration, log *slog.Logger) *sharedFailures {
-	return &sharedFailures{local: local, rdb: rdb, log: log, timeout: timeout}
+// failureKeyPrefix starts the Redis key of every failed-login counter, knownKeyPrefix that of every set of the
+// networks a user logged in from, after the namespace.
+const (
+	failureKeyPrefix = "reqgate:authfail:"
+	knownKeyPrefix   = "reqgate:authknown:"
+)
+
+// newSharedFailures counts in Redis under keys in the namespace ns (redis.namespace).
+func newSharedFailures(local *failures, rdb *redis.Client, ns string, timeout time.Duration,
+	log *slog.Logger) *sharedFailures {
+	return &sharedFailures{local: local, rdb: rdb, prefix: redisns.Name(ns, failureKeyPrefix),
+		knownPrefix: redisns.Name(ns, knownKeyPrefix), log: log, timeout: timeout}
 }
 
-// redisFailureKeys are the Redis keys of an attempt's counters (failureKeys) and, in the same order, their
-// limits (of limits, in the order of failureLimits.limits), and the position (from 1) of the counter of the
-// user from all addresses among the keys, 0 when there is none.
-func redisFailureKeys(ip, apiKey, user string, limits [3]int) ([]string, []any, int) {
+// redisFailureKeys are the Redis keys, each starting with prefix, of an attempt's counters (failureKeys) and,
+// in the same order, their limits (of limits, in the order of failureLimits.limits), and the position (from 1)
+// of the counter of the user from all addresses among the keys, 0 when there is none.
+func redisFailureKeys(prefix, ip, apiKey, user string, limits [3]int) ([]string, []any, int) {
 	k := failureKeys(ip, apiKey, user)
 	keys, lim := make([]string, 0, len(k)+1), make([]any, 0, len(k))
 	u := 0
 	for i := range k {
 		if k[i] != "" {
-			keys = append(keys, "reqgate:authfail:"+k[i])
+			keys = append(keys, prefix+k[i])
 			lim = append(lim, limits[i])
 			if i == userAll {
 				u = len(keys)
@@ -118,9 +131,9 @@ func redisFailureKeys(ip, apiKey, user string, limits [3]int) ([]string, []any, 
 
 // redisKnownKeys are the Redis key of the networks user of apiKey logged in from, and the member of ip's
 // network in it.
-func redisKnownKeys(ip, apiKey, user string) (key, member string) {
+func redisKnownKeys(prefix, ip, apiKey, user string) (key, member string) {
 	u, a := knownKeys(ip, apiKey, user)
-	return "reqgate:authknown:" + hexKnown(u[:]), hexKnown(a[:])
+	return prefix + hexKnown(u[:]), hexKnown(a[:])
 }
 
 func (s *sharedFailures) reserve(ip, apiKey, user string) reservation {
@@ -128,12 +141,12 @@ func (s *sharedFailures) reserve(ip, apiKey, user string) reservation {
 	if r.wait > 0 || !s.up() {
 		return r
 	}
-	keys, limits, u := redisFailureKeys(ip, apiKey, user, s.local.limits())
+	keys, limits, u := redisFailureKeys(s.prefix, ip, apiKey, user, s.local.limits())
 	now := s.local.now()
 	member := ""
 	if u > 0 {
 		var set string
-		set, member = redisKnownKeys(ip, apiKey, user)
+		set, member = redisKnownKeys(s.knownPrefix, ip, apiKey, user)
 		keys = append(keys, set)
 	}
 	args := append([]any{strconv.FormatInt(s.local.window.Milliseconds(), 10), u, now.UnixMilli(), member}, limits...)
@@ -161,7 +174,7 @@ func (s *sharedFailures) succeeded(ip, apiKey, user string) {
 	if ttl <= 0 || !wire.ValidAPIKey(apiKey) || !s.up() {
 		return
 	}
-	set, member := redisKnownKeys(ip, apiKey, user)
+	set, member := redisKnownKeys(s.knownPrefix, ip, apiKey, user)
 	now := s.local.now()
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
@@ -179,7 +192,7 @@ func (s *sharedFailures) release(ip, apiKey, user string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	keys, _, _ := redisFailureKeys(ip, apiKey, user, [3]int{})
+	keys, _, _ := redisFailureKeys(s.prefix, ip, apiKey, user, [3]int{})
 	if err := releaseScript.Run(ctx, s.rdb, keys).Err(); err != nil {
 		s.failed("release", err)
 	}

@@ -89,7 +89,7 @@ func New(opt Options) (*Gateway, error) {
 		g.inflight = newInflight(opt.MaxInflightPerAccount)
 	}
 	if opt.Redis != nil {
-		g.fails = newSharedFailures(fails, opt.Redis, opt.FailureStoreTimeout, opt.Logger)
+		g.fails = newSharedFailures(fails, opt.Redis, opt.RedisNamespace, opt.FailureStoreTimeout, opt.Logger)
 	}
 	g.live.Store(settings)
 	if opt.Cache.Enabled {
@@ -100,7 +100,7 @@ func New(opt Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		if opt.Redis != nil {
-			rb := cache.NewRedisBus(opt.Redis, g.cache, opt.Logger)
+			rb := cache.NewRedisBus(opt.Redis, opt.RedisNamespace, g.cache, opt.Logger)
 			rb.SetPurgeHandler(g.creds.forgetAccount)
 			g.bus = rb
 		}

@@ -213,6 +213,8 @@ func TestNewRefuses(t *testing.T) {
 		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
 		{"no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }, ""},
 		{"negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"},
+		{"redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }, ""},
+		{"redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

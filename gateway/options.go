@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // Values of the Options that are not configuration keys, taken when the field is zero.
@@ -105,6 +106,10 @@ type Options struct {
 	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
 	// they share (so the limits hold across replicas). Nil: in-process only.
 	Redis *redis.Client
+	// RedisNamespace (redis.namespace) prefixes the invalidation channel and the failed-login keys in Redis, so
+	// that deployments sharing one Redis share neither; "" keeps the names "reqgate:inval" and
+	// "reqgate:authfail:...". It must pass redisns.Check.
+	RedisNamespace string
 
 	// Limiter, when set, limits request rates before forwarding. Nil: no limits.
 	Limiter Limiter
@@ -173,6 +178,9 @@ func (o *Options) check() error {
 		if !c.ok {
 			errs = append(errs, errors.New("gateway: "+c.what))
 		}
+	}
+	if err := redisns.Check(o.RedisNamespace); err != nil {
+		errs = append(errs, fmt.Errorf("gateway: RedisNamespace %q: %w", o.RedisNamespace, err))
 	}
 	return errors.Join(errs...)
 }

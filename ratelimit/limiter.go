@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // Options configure a Limiter. The configured values (ratelimit.*) come resolved from package config, which
@@ -22,6 +24,9 @@ type Options struct {
 	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
 	// no Close and lives as long as it is referenced.
 	Redis *redis.Client
+	// RedisNamespace (redis.namespace) prefixes every key the limiter uses in Redis, so that deployments sharing
+	// one Redis count apart; "" keeps the names "reqgate:rl:...". It must pass redisns.Check.
+	RedisNamespace string
 	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at its share of
 	// each policy (see LocalReplicas), "allow" admits everything, "deny" rejects everything.
 	OnRedisError string
@@ -142,7 +147,7 @@ func New(opt Options) (*Limiter, error) {
 		return nil, err
 	}
 	if opt.Redis != nil && opt.OnRedisError == OnErrorLocal {
-		l.present = startPresence(opt.Redis, opt.LocalReplicas, opt.Logger)
+		l.present = startPresence(opt.Redis, opt.RedisNamespace, opt.LocalReplicas, opt.Logger)
 	}
 	var err error
 	if l.store, err = newStore(opt, l.shaping, l.present); err != nil {
@@ -154,7 +159,7 @@ func New(opt Options) (*Limiter, error) {
 // compile sets the rules of l from policies and overrides.
 func (l *Limiter) compile(policies []Policy, overrides []Override) error {
 	var err error
-	if l.rules, l.overrides, err = compile(policies, overrides); err != nil {
+	if l.rules, l.overrides, err = compile(l.opt.RedisNamespace, policies, overrides); err != nil {
 		return err
 	}
 	items := make([]string, len(l.rules))
@@ -227,6 +232,9 @@ func (o *Options) check() error {
 		return fmt.Errorf("reject_status %d: want 429 or 503", o.RejectStatus)
 	case o.LocalReplicas < 1:
 		return fmt.Errorf("local replicas %d: must be at least 1", o.LocalReplicas)
+	}
+	if err := redisns.Check(o.RedisNamespace); err != nil {
+		return fmt.Errorf("redis namespace %q: %w", o.RedisNamespace, err)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

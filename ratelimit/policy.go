@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // Policy is one configured limit (contract: ratelimit.policies). Every policy that matches a request must admit it.
@@ -66,7 +68,7 @@ type rule struct {
 	period   time.Duration
 	burst    int
 	maxDelay time.Duration
-	prefix   string // Redis key prefix: reqgate:rl:<name>: (GCRA), reqgate:rlw:<name>: (window)
+	prefix   string // Redis key prefix: [<namespace>:]reqgate:rl:<name>: (GCRA), [<namespace>:]reqgate:rlw:<name>: (window)
 
 	// A window rule (window.go) counts the requests of the last period instead of GCRA's TAT.
 	window bool
@@ -80,7 +82,8 @@ type rule struct {
 	quoted  string       // the start of its RateLimit item: the quoted name and ";r="
 }
 
-func newRule(p Policy) (*rule, error) {
+// newRule validates p and precomputes its rule, whose Redis keys are in the namespace ns.
+func newRule(p Policy, ns string) (*rule, error) {
 	if err := validName(p.Name); err != nil {
 		return nil, err
 	}
@@ -101,12 +104,12 @@ func newRule(p Policy) (*rule, error) {
 			return nil, fmt.Errorf("policy %q: block applies to algorithm window only", p.Name)
 		}
 	case AlgorithmWindow:
-		return newWindowRule(p)
+		return newWindowRule(p, ns)
 	default:
 		return nil, fmt.Errorf("policy %q: algorithm %q: want gcra or window", p.Name, p.Algorithm)
 	}
 	r := &rule{name: p.Name, kind: p.Key, limit: p.Limit, period: p.Period, burst: p.Burst, maxDelay: p.MaxDelay,
-		prefix: "reqgate:rl:" + p.Name + ":"}
+		prefix: redisns.Name(ns, "reqgate:rl:"+p.Name+":")}
 	interval := p.Period / time.Duration(p.Limit)
 	r.local = params{interval: int64(interval), tolerance: int64(interval) * int64(p.Burst), maxDelay: int64(p.MaxDelay)}
 	us := interval.Round(time.Microsecond).Microseconds()
@@ -130,12 +133,12 @@ func (r *rule) share(n int64) params {
 }
 
 // compile validates the policies and overrides and returns the rules, and per api_key with overrides the full
-// rule list with that key's overrides in place.
-func compile(policies []Policy, overrides []Override) ([]*rule, map[string][]*rule, error) {
+// rule list with that key's overrides in place; their Redis keys are in the namespace ns.
+func compile(ns string, policies []Policy, overrides []Override) ([]*rule, map[string][]*rule, error) {
 	var rules []*rule
 	byName := make(map[string]int)
 	for _, p := range policies {
-		r, err := newRule(p)
+		r, err := newRule(p, ns)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -145,7 +148,7 @@ func compile(policies []Policy, overrides []Override) ([]*rule, map[string][]*ru
 		byName[p.Name] = len(rules)
 		rules = append(rules, r)
 	}
-	byKey, err := compileOverrides(rules, byName, overrides)
+	byKey, err := compileOverrides(ns, rules, byName, overrides)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,8 +156,9 @@ func compile(policies []Policy, overrides []Override) ([]*rule, map[string][]*ru
 }
 
 // compileOverrides returns, per api_key with overrides, the rules with that key's overrides in place; byName
-// gives the index of each policy in rules.
-func compileOverrides(rules []*rule, byName map[string]int, overrides []Override) (map[string][]*rule, error) {
+// gives the index of each policy in rules; their Redis keys are in the namespace ns.
+func compileOverrides(ns string, rules []*rule, byName map[string]int, overrides []Override) (
+	map[string][]*rule, error) {
 	byKey := make(map[string][]*rule)
 	seen := make(map[[2]string]bool)
 	for _, o := range overrides {
@@ -169,7 +173,7 @@ func compileOverrides(rules []*rule, byName map[string]int, overrides []Override
 			return nil, fmt.Errorf("override for api_key %q, policy %q: defined twice", o.APIKey, o.Policy)
 		}
 		seen[[2]string{o.APIKey, o.Policy}] = true
-		r, err := rules[i].withOverride(o)
+		r, err := rules[i].withOverride(o, ns)
 		if err != nil {
 			return nil, fmt.Errorf("override for api_key %q: %w", o.APIKey, err)
 		}
@@ -183,13 +187,13 @@ func compileOverrides(rules []*rule, byName map[string]int, overrides []Override
 	return byKey, nil
 }
 
-// withOverride returns a copy of r with the numbers of o.
-func (r *rule) withOverride(o Override) (*rule, error) {
+// withOverride returns a copy of r with the numbers of o, its keys in the namespace ns (r's).
+func (r *rule) withOverride(o Override, ns string) (*rule, error) {
 	p := Policy{Name: r.name, Key: r.kind, Limit: o.Limit, Period: o.Period, Burst: o.Burst, MaxDelay: r.maxDelay}
 	if r.window {
 		p.Algorithm, p.Block, p.Burst = AlgorithmWindow, r.block, 1 // a window has no burst
 	}
-	return newRule(p)
+	return newRule(p, ns)
 }
 
 func validNumbers(limit int, period time.Duration, burst int) error {

@@ -85,25 +85,29 @@ func TestRuleKey(t *testing.T) {
 	long := strings.Repeat("x", 500)
 	tests := []struct {
 		kind string
+		ns   string // the Redis namespace
 		r    Request
 		want string
 	}{
-		{KeyAPIKey, Request{APIKey: "k", User: "u", IP: "1.2.3.4"}, "reqgate:rl:p:k:k"},
-		{KeyAPIKey, Request{User: "u"}, ""},
-		{KeyUser, Request{APIKey: "a:b", User: "c"}, "reqgate:rl:p:u:3:a:b:c"},
-		{KeyUser, Request{APIKey: "a", User: "b:c"}, "reqgate:rl:p:u:1:a:b:c"},
-		{KeyUser, Request{APIKey: "a"}, ""},
-		{KeyIP, Request{IP: "::1"}, "reqgate:rl:p:i:::1"},
-		{KeyIP, Request{APIKey: "k"}, ""},
-		{KeyAPIKey, Request{APIKey: long}, "reqgate:rl:p:k:" + keyPart(long)},
+		{KeyAPIKey, "", Request{APIKey: "k", User: "u", IP: "1.2.3.4"}, "reqgate:rl:p:k:k"},
+		{KeyAPIKey, "", Request{User: "u"}, ""},
+		{KeyUser, "", Request{APIKey: "a:b", User: "c"}, "reqgate:rl:p:u:3:a:b:c"},
+		{KeyUser, "", Request{APIKey: "a", User: "b:c"}, "reqgate:rl:p:u:1:a:b:c"},
+		{KeyUser, "", Request{APIKey: "a"}, ""},
+		{KeyIP, "", Request{IP: "::1"}, "reqgate:rl:p:i:::1"},
+		{KeyIP, "", Request{APIKey: "k"}, ""},
+		{KeyAPIKey, "", Request{APIKey: long}, "reqgate:rl:p:k:" + keyPart(long)},
+		{KeyAPIKey, "alpha", Request{APIKey: "k"}, "alpha:reqgate:rl:p:k:k"},
+		{KeyUser, "team-b.prod", Request{APIKey: "a", User: "b"}, "team-b.prod:reqgate:rl:p:u:1:a:b"},
+		{KeyIP, "alpha", Request{APIKey: "k"}, ""},
 	}
 	for _, tt := range tests {
-		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Burst: 1, Period: time.Second})
+		r, err := newRule(Policy{Name: "p", Key: tt.kind, Limit: 1, Burst: 1, Period: time.Second}, tt.ns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := r.key(tt.r); got != tt.want {
-			t.Errorf("%s key of %+v = %q, want %q", tt.kind, tt.r, got, tt.want)
+			t.Errorf("%s key of %+v in namespace %q = %q, want %q", tt.kind, tt.r, tt.ns, got, tt.want)
 		}
 	}
 	if got := len(keyPart(long)); got != len("sha256-")+64 {
@@ -122,7 +126,7 @@ func TestFallbackShare(t *testing.T) {
 		{20, 10, 2 * time.Second, 1},
 	}
 	for _, tt := range tests {
-		r, err := newRule(Policy{Name: "p", Key: KeyIP, Limit: 10, Period: time.Second, Burst: tt.burst})
+		r, err := newRule(Policy{Name: "p", Key: KeyIP, Limit: 10, Period: time.Second, Burst: tt.burst}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

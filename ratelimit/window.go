@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // window.go holds the sliding window, the policy of algorithm "window": a key is admitted while it was admitted
@@ -30,7 +32,7 @@ type windowParams struct {
 }
 
 // newWindowRule is newRule for algorithm "window".
-func newWindowRule(p Policy) (*rule, error) {
+func newWindowRule(p Policy, ns string) (*rule, error) {
 	switch {
 	case p.Limit < 1 || p.Limit > MaxWindowLimit:
 		return nil, fmt.Errorf("policy %q: limit %d: a window policy takes 1 to %d", p.Name, p.Limit, MaxWindowLimit)
@@ -42,7 +44,7 @@ func newWindowRule(p Policy) (*rule, error) {
 		return nil, fmt.Errorf("policy %q: max_delay applies to algorithm gcra only", p.Name)
 	}
 	r := &rule{name: p.Name, kind: p.Key, limit: p.Limit, period: p.Period, burst: p.Limit,
-		prefix: "reqgate:rlw:" + p.Name + ":", window: true, block: p.Block}
+		prefix: redisns.Name(ns, "reqgate:rlw:"+p.Name+":"), window: true, block: p.Block}
 	r.win = windowParams{limit: int64(p.Limit), period: int64(p.Period), block: int64(p.Block)}
 	r.redis = [4]any{"w", int64(p.Limit), p.Period.Microseconds(), p.Block.Microseconds()}
 	r.header = policyItem(p.Name, p.Limit, p.Period)

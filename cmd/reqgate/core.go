@@ -229,7 +229,7 @@ func (n *coreNode) connectBus(cfg *config.Config) error {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
 	n.rdb = redis.NewClient(opt)
-	n.bus = cache.NewPublisher(n.rdb)
+	n.bus = cache.NewPublisher(n.rdb, cfg.Redis.Namespace)
 	return nil
 }
 

@@ -143,6 +143,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		MaxDelayedLogins:      cfg.Auth.MaxDelayedLogins,
 		RejectStatus:          cfg.RateLimit.RejectStatus,
 		Redis:                 n.rdb,
+		RedisNamespace:        cfg.Redis.Namespace,
 		Limiter:               limiter,
 		CORSOrigins:           cfg.CORS.AllowedOrigins,
 		Logger:                log.With("part", "gateway"),
@@ -213,14 +214,15 @@ func (n *gatewayNode) serve(ln net.Listener) error {
 func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) ratelimit.Options {
 	rl := cfg.RateLimit
 	o := ratelimit.Options{
-		Redis:         rdb,
-		OnRedisError:  rl.OnRedisError,
-		RedisTimeout:  rl.RedisTimeout,
-		RedisBackoff:  rl.RedisBackoff,
-		LocalReplicas: rl.LocalReplicas,
-		MaxHeld:       rl.MaxHeld,
-		RejectStatus:  rl.RejectStatus,
-		Logger:        log.With("part", "ratelimit"),
+		Redis:          rdb,
+		RedisNamespace: cfg.Redis.Namespace,
+		OnRedisError:   rl.OnRedisError,
+		RedisTimeout:   rl.RedisTimeout,
+		RedisBackoff:   rl.RedisBackoff,
+		LocalReplicas:  rl.LocalReplicas,
+		MaxHeld:        rl.MaxHeld,
+		RejectStatus:   rl.RejectStatus,
+		Logger:         log.With("part", "ratelimit"),
 	}
 	for _, p := range rl.Policies {
 		o.Policies = append(o.Policies, ratelimit.Policy{Name: p.Name, Key: p.Key, Limit: p.Limit,
