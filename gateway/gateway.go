@@ -40,6 +40,7 @@ type Gateway struct {
 	verifying  singleflight.Group // verifications of one credential
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
 	budget     bodyBudget
+	shares     *bodyShares // of the budget, per account and per client address (bodyshare.go)
 	routes     *routes
 	ids        *requestIDs
 	log        *slog.Logger
@@ -78,6 +79,7 @@ func New(opt Options) (*Gateway, error) {
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
 		budget:    bodyBudget{max: opt.BodyBudget},
+		shares:    newBodyShares(opt.BodyBudget, opt.BodyShare, opt.MaxBodyBytes),
 		routes:    newRoutes(),
 		tracer:    opt.Tracer,
 	}

@@ -71,6 +71,11 @@ type state struct {
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
 	tctx        context.Context // the context of the current span, the parent of the next one
 	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
+
+	// The body's place in the budget and its upload (body.go, bodyshare.go).
+	shareAccount string     // the account and address whose shares of the budget hold budget
+	shareAddr    netip.Addr //
+	tooSlow      bool       // the body arrived slower than MinUploadRate: the connection closes undrained
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -148,13 +153,13 @@ func (g *Gateway) finish(x *exchange) {
 			ctx.Response.Header.SetCanonical(s2b(h.Key), s2b(h.Value))
 		}
 	}
-	if x.budget > 0 {
-		g.budget.give(x.budget)
-	}
+	g.releaseBody(x)
 	if x.announced && !x.bodyRead {
 		// What is left of the body is still on the connection: it must never be read as the next request.
 		ctx.SetConnectionClose()
-		drainBody(ctx)
+		if !x.tooSlow {
+			drainBody(ctx)
+		}
 	}
 	status := ctx.Response.StatusCode()
 	if status == fasthttp.StatusUnauthorized && len(ctx.Request.Header.Peek("Origin")) > 0 {
