@@ -46,7 +46,7 @@ var errBodyTooLarge = errors.New("request body too large")
 // readBody reads the request body of a verified, admitted caller into memory, within the body budget and its
 // account's and address's shares of it (bodyshare.go). It returns false after answering 413 (over
 // MaxBodyBytes), 503 (the budget or a share is spent), 408 (the body arrives slower than MinUploadRate) or 400
-// (a broken body).
+// (a broken body), and also when the caller awaits 100 Continue (expect.go): the body is read once it is sent.
 func (g *Gateway) readBody(x *exchange) bool {
 	ctx := x.ctx
 	if !x.announced {
@@ -56,7 +56,14 @@ func (g *Gateway) readBody(x *exchange) bool {
 	if x.budget == 0 && !g.reserveBody(x) {
 		return false
 	}
-	from := time.Now()
+	if x.expecting {
+		g.awaitBody(x)
+		return false
+	}
+	from := x.bodyFrom
+	if from.IsZero() {
+		from = time.Now()
+	}
 	r := ctx.RequestBodyStream()
 	var paced *pacedBody
 	if g.opt.MinUploadRate > 0 && r != nil && ctx.Conn() != nil {
@@ -148,7 +155,7 @@ type pacedBody struct {
 func (g *Gateway) pace(x *exchange, r io.Reader, from time.Time) *pacedBody {
 	p := &pacedBody{r: r, conn: x.ctx.Conn(), from: from, grace: g.opt.UploadGrace, rate: g.opt.MinUploadRate}
 	if g.opt.ReadTimeout > 0 {
-		began := x.ctx.Time() // about when the request's head was read
+		began := x.readAt()
 		if began.IsZero() {
 			began = from
 		}

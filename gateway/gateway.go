@@ -102,6 +102,7 @@ func New(opt Options) (*Gateway, error) {
 	}
 	g.srv = &fasthttp.Server{
 		Handler:               g.handle,
+		ExpectHandler:         g.expect, // 100 Continue only after authentication and limits (expect.go)
 		ErrorHandler:          g.serverError,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
@@ -125,8 +126,13 @@ func New(opt Options) (*Gateway, error) {
 }
 
 // Handler is the gateway's request handler, for a fasthttp.Server of the caller's own. Such a server must set
-// StreamRequestBody (the handler reads bodies only after authentication) and a small MaxRequestBodySize.
+// StreamRequestBody (the handler reads bodies only after authentication), a small MaxRequestBodySize, and
+// ExpectHandler to ExpectHandler (else it answers 100 Continue before the caller is authenticated).
 func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
+
+// ExpectHandler is the gateway's handler of `Expect: 100-continue`, for a fasthttp.Server of the caller's own
+// that runs Handler.
+func (g *Gateway) ExpectHandler() func(*fasthttp.RequestCtx) int { return g.expect }
 
 // Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
 // (strictconn.go), which a server of the caller's own running Handler does not.

@@ -72,10 +72,15 @@ type state struct {
 	tctx        context.Context // the context of the current span, the parent of the next one
 	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
 
-	// The body's place in the budget and its upload (body.go, bodyshare.go).
+	// The body's place in the budget and its upload (body.go, bodyshare.go, expect.go).
 	shareAccount string     // the account and address whose shares of the budget hold budget
 	shareAddr    netip.Addr //
+	bodyFrom     time.Time  // when 100 Continue asked for the body (zero: the body is read when asked for)
 	tooSlow      bool       // the body arrived slower than MinUploadRate: the connection closes undrained
+	expecting    bool       // the request runs in the server's ExpectHandler: the body stage pauses
+	expectAt     time.Time  // when the ExpectHandler took the request (zero: the handler did; see readAt)
+	paused       bool       // the request paused before its body, for the handler to run on
+	stage        int        // the pipeline stage running (run)
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -95,6 +100,15 @@ func (x *exchange) clientIP() string {
 		}
 	}
 	return x.ip
+}
+
+// readAt is when the server had read the request's head: the server's reading of the clock for the handler or,
+// for a request the ExpectHandler took (the server reads the clock only after it), that handler's own.
+func (x *exchange) readAt() time.Time {
+	if !x.expectAt.IsZero() {
+		return x.expectAt
+	}
+	return x.ctx.Time()
 }
 
 // callerHost is the Host the caller used (or a trusted proxy's X-Forwarded-Host), read on first use: before
@@ -117,26 +131,47 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
 // handle serves one request: it runs the stages of pipeline.go in order until one answers, then finish does
-// the accounting. It never lets a panic escape: the caller gets 500 and the log the stack.
+// the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
+// ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
+	if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {
+		ctx.RemoveUserValue(pausedKey{})
+		g.run(p.x)
+		return
+	}
+	g.run(g.begin(ctx, g.start(ctx)))
+}
+
+// begin takes an exchange for a request that began at now.
+func (g *Gateway) begin(ctx *fasthttp.RequestCtx, now time.Time) *exchange {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
+	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: now}
 	x.extra = x.extraBuf[:0]
 	if g.tracer != nil {
 		g.startTrace(x)
 	}
+	return x
+}
+
+// run runs x's stages from the one it is at until one answers, then finish. A request that paused before its
+// body is left as it is, to be run on.
+func (g *Gateway) run(x *exchange) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
 			g.log.Error("panic serving request", "request_id", x.logID(), "panic", p, "stack", string(debug.Stack()))
 			g.respondError(x, fasthttp.StatusInternalServerError, "Internal gateway error.")
+			x.paused = false
+		}
+		if x.paused {
+			return
 		}
 		g.finish(x)
 		x.state = state{}
 		exchanges.Put(x)
 	}()
-	for _, s := range pipeline {
-		if !s(g, x) {
+	for ; x.stage < len(pipeline); x.stage++ {
+		if !pipeline[x.stage](g, x) {
 			return
 		}
 	}

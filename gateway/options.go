@@ -55,7 +55,7 @@ type Options struct {
 	// (never less than MaxBodyBytes); a body past it gets 503; 0 < BodyShare <= 1 (1: no share of its own).
 	BodyShare float64
 	// MinUploadRate is the bytes per second a request body must arrive at once UploadGrace has passed since the
-	// gateway began to read it; a slower body is answered 408 and its connection
+	// gateway began to read it (or sent 100 Continue for it); a slower body is answered 408 and its connection
 	// closed. 0 = no minimum; UploadGrace is then unused, else it must be > 0.
 	MinUploadRate int64
 	UploadGrace   time.Duration

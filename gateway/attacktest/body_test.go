@@ -15,6 +15,8 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/gatewaytest"
+	"github.com/reqgate/reqgate/ratelimit"
+	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
 
 // create is a small record write of the interface, as a tenant's client sends it.
@@ -133,7 +135,8 @@ func TestSlowUploadsOfOneTenant(t *testing.T) {
 
 // TestTrickledBodyIsDropped plays the user who sends a body a byte at a time, far slower than the minimum upload
 // rate, to hold the body budget (here the budget holds one body). Once the grace has passed, the gateway answers
-// 408 and closes the connection, and what the body held is free for another tenant's write.
+// 408 and closes the connection, and what the body held is free for another tenant's write. The same holds
+// for a body announced with `Expect: 100-continue` that never comes after the 100.
 func TestTrickledBodyIsDropped(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
 	opt := gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}, MinUploadRate: 4 << 10,
@@ -141,7 +144,7 @@ func TestTrickledBodyIsDropped(t *testing.T) {
 	opt.BodyBudget = int64(opt.MaxBodyBytes)
 	_, url := serve(t, opt)
 	addr := strings.TrimPrefix(url, "http://")
-	for _, expect := range []bool{false} {
+	for _, expect := range []bool{false, true} {
 		t.Run(fmt.Sprintf("expect=%v", expect), func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -201,4 +204,76 @@ func status(res *http.Response) any {
 		return "no answer"
 	}
 	return res.StatusCode
+}
+
+// expectContinue sends a write with `Expect: 100-continue` and its body only once told to go on. It returns
+// the statuses of the answers: the final one, after a 100 if there was one.
+func expectContinue(tb testing.TB, addr, auth string, size int) []int {
+	tb.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if auth != "" {
+		auth = "Authorization: " + auth + "\r\n"
+	}
+	body := create
+	if size > len(body) {
+		body += strings.Repeat(" ", size-len(body))
+	}
+	fmt.Fprintf(conn, "POST /api2/acme/re HTTP/1.1\r\nHost: gw\r\n%sContent-Type: application/xml\r\nContent-Length: %d\r\n"+
+		"Expect: 100-continue\r\n\r\n", auth, len(body))
+	br := bufio.NewReader(conn)
+	var statuses []int
+	for {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			tb.Fatalf("after %v: %v", statuses, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		statuses = append(statuses, res.StatusCode)
+		if res.StatusCode != http.StatusContinue {
+			return statuses
+		}
+		if _, err := io.WriteString(conn, body); err != nil {
+			tb.Fatalf("the body after 100 Continue: %v", err)
+		}
+	}
+}
+
+// TestExpectContinueAfterAuth sends writes with `Expect: 100-continue`: only a caller that is authenticated,
+// admitted by the rate policies and whose body the gateway will take is told to send its body (100 Continue);
+// every other caller gets its final answer at once, with no 100 before it, and never sends the body.
+func TestExpectContinueAfterAuth(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
+		{Name: "user", Key: "user", Limit: 1, Burst: 1, Period: time.Hour},
+	}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}, Limiter: l})
+	_, url := serve(t, opt)
+	addr := strings.TrimPrefix(url, "http://")
+	for _, tc := range []struct {
+		name string
+		auth string
+		size int
+		want []int
+	}{
+		{"no credentials", "", 0, []int{401}},
+		{"wrong password", basicAuth("alice", "guess"), 0, []int{401}},
+		{"body over the limit", basicAuth("alice", "alice-secret"), opt.MaxBodyBytes + 1, []int{413}},
+		{"authenticated", basicAuth("alice", "alice-secret"), 0, []int{100, 201}},
+		{"over the rate policy", basicAuth("alice", "alice-secret"), 0, []int{429}},
+		{"another user", basicAuth("bob", "bob-secret"), 4 << 10, []int{100, 201}},
+	} {
+		got := expectContinue(t, addr, tc.auth, tc.size)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: answers %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
