@@ -80,7 +80,7 @@ type state struct {
 	expecting    bool       // the request runs in the server's ExpectHandler: the body stage pauses
 	expectAt     time.Time  // when the ExpectHandler took the request (zero: the handler did; see readAt)
 	paused       bool       // the request paused before its body, for the handler to run on
-	stage        int        // the pipeline stage running (run)
+	stage        int        // the pipeline stage that answered or paused (run)
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -134,10 +134,13 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 // the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
 // ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {
-		ctx.RemoveUserValue(pausedKey{})
-		g.run(p.x)
-		return
+	// Only a request with a body can have paused (a read never looks).
+	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
+		if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {
+			ctx.RemoveUserValue(pausedKey{})
+			g.run(p.x)
+			return
+		}
 	}
 	g.run(g.begin(ctx, g.start(ctx)))
 }
@@ -170,8 +173,9 @@ func (g *Gateway) run(x *exchange) {
 		x.state = state{}
 		exchanges.Put(x)
 	}()
-	for ; x.stage < len(pipeline); x.stage++ {
-		if !pipeline[x.stage](g, x) {
+	for i := x.stage; i < len(pipeline); i++ {
+		if !pipeline[i](g, x) {
+			x.stage = i
 			return
 		}
 	}

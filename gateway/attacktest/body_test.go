@@ -26,10 +26,26 @@ func basicAuth(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
-// startUpload opens a connection from ip to addr and sends the head of a write of user's announcing size bytes,
-// and one byte of its body: an upload the attacker holds open. The status of its answer, if the gateway gives
-// one, is sent on answers (0 when the connection ends without one, -1 for a 503 without Retry-After).
-func startUpload(tb testing.TB, ip, addr, user, pass string, size int, answers chan<- int) net.Conn {
+// tenants are the accounts of the attack suite and a third tenant, initech, whose user writes while the others
+// attack.
+const tenants = accounts + `  - api_key: initech
+    name: Initech
+    users:
+      - {username: ivan, password: ivan-secret, email: ivan@initech.test, firstname: Ivan, lastname: Initech}
+`
+
+// uploader is a user the attacker has the credential of.
+type uploader struct{ account, user, pass string }
+
+var (
+	bob  = uploader{"acme", "bob", "bob-secret"}
+	gina = uploader{"globex", "gina", "gina-secret"}
+)
+
+// startUpload opens a connection from ip to addr and sends the head of u's write announcing size bytes, and one
+// byte of its body: an upload the attacker holds open. The status of its answer, if the gateway gives one, is
+// sent on answers (0 when the connection ends without one, -1 for a 503 without Retry-After).
+func startUpload(tb testing.TB, ip, addr string, u uploader, size int, answers chan<- int) net.Conn {
 	tb.Helper()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	c, err := d.Dial("tcp", addr)
@@ -37,8 +53,8 @@ func startUpload(tb testing.TB, ip, addr, user, pass string, size int, answers c
 		tb.Fatalf("dial from %s: %v", ip, err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "POST /api2/acme/re HTTP/1.1\r\nHost: gw\r\nAuthorization: %s\r\nContent-Type: application/xml\r\n"+
-		"Content-Length: %d\r\n\r\n<", basicAuth(user, pass), size)
+	fmt.Fprintf(c, "POST /api2/%s/re HTTP/1.1\r\nHost: gw\r\nAuthorization: %s\r\nContent-Type: application/xml\r\n"+
+		"Content-Length: %d\r\n\r\n<", u.account, basicAuth(u.user, u.pass), size)
 	go func() {
 		res, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
@@ -61,7 +77,20 @@ func startUpload(tb testing.TB, ip, addr, user, pass string, size int, answers c
 // share of it, is held), another tenant's writes must all succeed, and the attacker's tenant holds no more than
 // its share of the budget: the other uploads are refused with 503 and Retry-After.
 func TestSlowUploadsOfOneTenant(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	slowUploads(t, func(i int) (string, uploader) { return fmt.Sprintf("127.0.2.%d", 1+i%9), bob })
+}
+
+// TestSlowUploadsFromOneAddress is TestSlowUploadsOfOneTenant from one address with the credentials of users of
+// two tenants, each within its account's share: the address holds no more than its own share.
+func TestSlowUploadsFromOneAddress(t *testing.T) {
+	slowUploads(t, func(i int) (string, uploader) { return "127.0.2.1", []uploader{bob, gina}[i%2] })
+}
+
+// slowUploads opens 90 uploads of 1 MiB, the i-th from the address and as the user of attacker(i), keeps them
+// alive at 10 KiB/s, and checks that a third tenant's writes all succeed meanwhile and that the attack holds
+// no more than one share of the budget.
+func slowUploads(t *testing.T, attacker func(i int) (string, uploader)) {
+	c := coretest.Start(t, coretest.Options{AccountsYAML: tenants})
 	opt := gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}})
 	_, url := serve(t, opt)
 	addr := strings.TrimPrefix(url, "http://")
@@ -71,7 +100,8 @@ func TestSlowUploadsOfOneTenant(t *testing.T) {
 	answers := make(chan int, uploads)
 	conns := make([]net.Conn, uploads)
 	for i := range conns {
-		conns[i] = startUpload(t, fmt.Sprintf("127.0.2.%d", 1+i%9), addr, "bob", "bob-secret", size, answers)
+		ip, u := attacker(i)
+		conns[i] = startUpload(t, ip, addr, u, size, answers)
 	}
 	// The attacker keeps every upload alive: 1 KiB to each, ten times a second.
 	stop := make(chan struct{})
@@ -116,7 +146,7 @@ func TestSlowUploadsOfOneTenant(t *testing.T) {
 	written := 0
 	for i := range 20 {
 		start := time.Now()
-		r := call(t, local, "POST", url+"/api2/globex/re", "gina", "gina-secret", create)
+		r := call(t, local, "POST", url+"/api2/initech/re", "ivan", "ivan-secret", create)
 		slowest = max(slowest, time.Since(start))
 		if r.status != http.StatusCreated {
 			t.Errorf("the other tenant's write %d during the attack: status %d, want 201 (%s)", i, r.status, strings.TrimSpace(r.body))
@@ -127,7 +157,7 @@ func TestSlowUploadsOfOneTenant(t *testing.T) {
 	refusals(uploads - share)
 	held := uploads - refused
 	if held > share {
-		t.Errorf("the attacker's tenant holds %d uploads of 1 MiB, want at most its share of the budget (%d)", held, share)
+		t.Errorf("the attack holds %d uploads of 1 MiB, want at most one share of the budget (%d)", held, share)
 	}
 	t.Logf("%d uploads of 1 MiB at 10 KiB/s: %d held, %d refused; the other tenant's writes: %d of 20 written, slowest %v",
 		uploads, held, refused, written, slowest.Round(time.Millisecond))
@@ -135,8 +165,9 @@ func TestSlowUploadsOfOneTenant(t *testing.T) {
 
 // TestTrickledBodyIsDropped plays the user who sends a body a byte at a time, far slower than the minimum upload
 // rate, to hold the body budget (here the budget holds one body). Once the grace has passed, the gateway answers
-// 408 and closes the connection, and what the body held is free for another tenant's write. The same holds
-// for a body announced with `Expect: 100-continue` that never comes after the 100.
+// 408 (in JSON to a caller that accepts it) and closes the connection, and what the body held is free for
+// another tenant's write. The same holds for a body announced with `Expect: 100-continue` that never comes after
+// the 100 (the server's own 408, before the handler: XML).
 func TestTrickledBodyIsDropped(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
 	opt := gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}, MinUploadRate: 4 << 10,
@@ -165,7 +196,7 @@ func TestTrickledBodyIsDropped(t *testing.T) {
 					t.Fatalf("the expectation: %v, %v; want 100 Continue", status(res), err)
 				}
 			} else {
-				fmt.Fprintf(conn, "%s\r\n<", head)
+				fmt.Fprintf(conn, "%sAccept: application/json\r\n\r\n<", head)
 				trickle.Go(func() {
 					for {
 						select {
@@ -191,6 +222,9 @@ func TestTrickledBodyIsDropped(t *testing.T) {
 			if res.StatusCode != http.StatusRequestTimeout || !res.Close {
 				t.Fatalf("the trickled upload: status %d, close %v (%s); want 408 and the connection closed",
 					res.StatusCode, res.Close, body)
+			}
+			if ct := res.Header.Get("Content-Type"); !expect && !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("the 408 of a caller that accepts JSON: Content-Type %q (%s), want the JSON error", ct, body)
 			}
 			if r := call(t, local, "POST", url+"/api2/globex/re", "gina", "gina-secret", create); r.status != http.StatusCreated {
 				t.Errorf("the other tenant's write after the drop: status %d, want 201 (%s)", r.status, strings.TrimSpace(r.body))
