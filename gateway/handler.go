@@ -73,8 +73,8 @@ type state struct {
 	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
 
 	// The body's place in the budget and its upload (body.go, bodyshare.go, expect.go).
-	shareAccount string     // the account and address whose shares of the budget hold budget
-	shareAddr    netip.Addr //
+	shareAccount string     // whose shares of the budget the body's reservation is in: its account
+	shareAddr    netip.Addr // and its client address (invalid: not counted)
 	bodyFrom     time.Time  // when 100 Continue asked for the body (zero: the body is read when asked for)
 	tooSlow      bool       // the body arrived slower than MinUploadRate: the connection closes undrained
 	expecting    bool       // the request runs in the server's ExpectHandler: the body stage pauses
