@@ -59,6 +59,16 @@ type Server struct {
 	BodyBudget      int64         // bytes of request bodies held at once, all requests together; default 64MiB
 	MaxConns        int           // open client connections; default 10000
 	MaxConnsPerIP   int           // open client connections of one client IP (trusted proxies exempt); default 256
+	// BodyShare is the part of BodyBudget that the bodies of one account, or of one client address, may hold at
+	// once (never less than one body of MaxBodyBytes), so that no tenant, user or address can take the budget
+	// the others need; 0 < BodyShare <= 1, 1 = no share of its own; default 0.125 (8MiB of 64MiB).
+	BodyShare float64
+	// MinUploadRate and UploadGrace drop a request body that arrives too slowly: once its reading began, a body
+	// must have delivered MinUploadRate bytes for every second past UploadGrace (else it is answered 408 and
+	// its connection closed), so that a trickle cannot hold its part of the budget for the whole ReadTimeout.
+	// Default 4KiB/s after 5s; a MinUploadRate of 0 = no minimum.
+	MinUploadRate int64
+	UploadGrace   time.Duration
 	// TrustedProxies are the networks (CIDR, or a single IP) of the proxies in front of the gateway, or of
 	// the gateways and proxies in front of a `reqgate core`: only from them are X-Forwarded-Proto and
 	// X-Forwarded-Host believed (and, by the gateway, X-Forwarded-For). Default none.
@@ -242,6 +252,9 @@ func Default(role string) *Config {
 			ShutdownTimeout: 15 * time.Second,
 			MaxBodyBytes:    1 << 20,
 			BodyBudget:      64 << 20,
+			BodyShare:       0.125,
+			MinUploadRate:   4 << 10,
+			UploadGrace:     5 * time.Second,
 			MaxConns:        10_000,
 			MaxConnsPerIP:   256,
 		},

@@ -107,6 +107,15 @@ func (k *checker) server() {
 	if s.BodyBudget < s.MaxBodyBytes {
 		k.fail("server.body_budget", "must be >= server.max_body_bytes (%d)", s.MaxBodyBytes)
 	}
+	if !(s.BodyShare > 0 && s.BodyShare <= 1) { // NaN fails both comparisons
+		k.fail("server.body_share", "must be > 0 and <= 1")
+	}
+	k.nonNegativeSize("server.min_upload_rate", s.MinUploadRate)
+	if s.MinUploadRate > 0 {
+		k.positive("server.upload_grace", s.UploadGrace)
+	} else {
+		k.nonNegative("server.upload_grace", s.UploadGrace)
+	}
 	if s.MaxConns < 1 {
 		k.fail("server.max_conns", "must be >= 1")
 	}

@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -32,36 +35,56 @@ func (b *bodyBudget) take(n int64) bool {
 
 func (b *bodyBudget) give(n int64) { b.used.Add(-n) }
 
-var bodyBudgetRefused = metrics.GetOrCreateCounter(`reqgate_gateway_body_budget_refused_total`)
+var (
+	bodyBudgetRefused = metrics.GetOrCreateCounter(`reqgate_gateway_body_budget_refused_total`)
+	bodyTooSlow       = metrics.GetOrCreateCounter(`reqgate_gateway_body_too_slow_total`)
+)
 
 // errBodyTooLarge is a body over Options.MaxBodyBytes.
 var errBodyTooLarge = errors.New("request body too large")
 
-// readBody reads the request body of a verified, admitted caller into memory, within the body budget. It
-// returns false after answering 413 (over MaxBodyBytes), 503 (the budget is spent) or 400 (a broken body).
+// readBody reads the request body of a verified, admitted caller into memory, within the body budget and its
+// account's and address's shares of it (bodyshare.go). It returns false after answering 413 (over
+// MaxBodyBytes), 503 (the budget or a share is spent), 408 (the body arrives slower than MinUploadRate) or 400
+// (a broken body), and also when the caller awaits 100 Continue (expect.go): the body is read once it is sent.
 func (g *Gateway) readBody(x *exchange) bool {
 	ctx := x.ctx
 	if !x.announced {
 		x.bodyRead = true
 		return true
 	}
-	n := int64(ctx.Request.Header.ContentLength()) // over MaxBodyBytes was refused on arrival
-	if n < 0 {
-		n = int64(g.opt.MaxBodyBytes) // chunked: the size is known only once read
-	}
-	if !g.budget.take(n) {
-		bodyBudgetRefused.Inc()
-		g.respondError(x, fasthttp.StatusServiceUnavailable, "The gateway is busy receiving other requests; try again shortly.")
-		x.addHeader("Retry-After", "1")
+	if x.budget == 0 && !g.reserveBody(x) {
 		return false
 	}
-	x.budget = n
-	start := time.Now()
-	body, err := readStream(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength(), g.opt.MaxBodyBytes)
-	x.uploading = time.Since(start)
+	if x.expecting {
+		g.awaitBody(x)
+		return false
+	}
+	from := x.bodyFrom
+	if from.IsZero() {
+		from = time.Now()
+	}
+	r := ctx.RequestBodyStream()
+	var paced *pacedBody
+	if g.opt.MinUploadRate > 0 && r != nil && ctx.Conn() != nil {
+		paced = g.pace(x, r, from)
+		r = paced
+	}
+	body, err := readStream(r, ctx.Request.Header.ContentLength(), g.opt.MaxBodyBytes)
+	x.uploading = time.Since(from)
+	if paced != nil {
+		paced.done()
+	}
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		g.tooLarge(x)
+		return false
+	case err != nil && paced != nil && paced.late():
+		bodyTooSlow.Inc()
+		x.tooSlow = true
+		g.respondError(x, fasthttp.StatusRequestTimeout, fmt.Sprintf(
+			"The request body arrived too slowly; after %s it must arrive at %d bytes per second or more.",
+			g.opt.UploadGrace, g.opt.MinUploadRate))
 		return false
 	case err != nil:
 		g.respondError(x, fasthttp.StatusBadRequest, "The request body could not be read.")
@@ -70,6 +93,102 @@ func (g *Gateway) readBody(x *exchange) bool {
 	ctx.Request.SetBodyRaw(body)
 	x.bodyRead = true
 	return true
+}
+
+// reserveBody takes what x's body announces (the largest body when chunked) from its account's and address's
+// shares and from the budget. It returns false after answering 503 with Retry-After.
+func (g *Gateway) reserveBody(x *exchange) bool {
+	n := int64(x.ctx.Request.Header.ContentLength()) // over MaxBodyBytes was refused on arrival
+	if n < 0 {
+		n = int64(g.opt.MaxBodyBytes) // chunked: the size is known only once read
+	}
+	addr, _ := netip.ParseAddr(x.clientIP())
+	switch g.shares.take(x.rt.APIKey, addr, n) {
+	case shareAccount:
+		g.busy(x, "Too many request bodies of this account are in flight; try again shortly.")
+		return false
+	case shareAddress:
+		g.busy(x, "Too many request bodies from this address are in flight; try again shortly.")
+		return false
+	}
+	if !g.budget.take(n) {
+		g.shares.give(x.rt.APIKey, addr, n)
+		bodyBudgetRefused.Inc()
+		g.busy(x, "The gateway is busy receiving other requests; try again shortly.")
+		return false
+	}
+	x.budget, x.shareAccount, x.shareAddr = n, x.rt.APIKey, addr
+	return true
+}
+
+// busy answers 503 with Retry-After for a body the gateway will not take now.
+func (g *Gateway) busy(x *exchange, msg string) {
+	g.respondError(x, fasthttp.StatusServiceUnavailable, msg)
+	x.addHeader("Retry-After", "1")
+}
+
+// releaseBody gives back what reserveBody took, at the end of the request.
+func (g *Gateway) releaseBody(x *exchange) {
+	if x.budget > 0 {
+		g.budget.give(x.budget)
+		g.shares.give(x.shareAccount, x.shareAddr, x.budget)
+		x.budget = 0
+	}
+}
+
+// pacedBody is a body stream read no slower than Options.MinUploadRate: before each read the connection's read
+// deadline moves to from + UploadGrace + (bytes so far)/MinUploadRate, as Apache's mod_reqtimeout does with
+// MinRate, but never past the request's read timeout. A caller that keeps up gets a later deadline with every
+// read; a trickle reaches its deadline soon after the grace and is dropped, with what it held of the budget.
+type pacedBody struct {
+	r        io.Reader
+	conn     net.Conn
+	from     time.Time
+	grace    time.Duration
+	rate     int64     // bytes per second, > 0
+	last     time.Time // the request's read deadline (zero: none)
+	n        int64     // bytes read so far
+	deadline time.Time // the read deadline in force
+}
+
+// pace wraps x's body stream r, whose reading began at from.
+func (g *Gateway) pace(x *exchange, r io.Reader, from time.Time) *pacedBody {
+	p := &pacedBody{r: r, conn: x.ctx.Conn(), from: from, grace: g.opt.UploadGrace, rate: g.opt.MinUploadRate}
+	if g.opt.ReadTimeout > 0 {
+		began := x.readAt()
+		if began.IsZero() {
+			began = from
+		}
+		p.last = began.Add(g.opt.ReadTimeout)
+	}
+	return p
+}
+
+func (p *pacedBody) Read(b []byte) (int, error) {
+	d := p.from.Add(p.grace + time.Duration(p.n*int64(time.Second)/p.rate))
+	if !p.last.IsZero() {
+		d = minTime(d, p.last)
+	}
+	if !d.Equal(p.deadline) {
+		if err := p.conn.SetReadDeadline(d); err != nil {
+			return 0, err
+		}
+		p.deadline = d
+	}
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	return n, err
+}
+
+// late reports whether the deadline in force has passed: a read that failed then failed for want of time
+// (whether or not the body stream passes the timeout on as such).
+func (p *pacedBody) late() bool { return !p.deadline.IsZero() && !time.Now().Before(p.deadline) }
+
+// done puts the request's read deadline back once the body is read.
+func (p *pacedBody) done() {
+	if !p.deadline.IsZero() {
+		_ = p.conn.SetReadDeadline(p.last)
+	}
 }
 
 // readStream reads a body of length n (-1: chunked, up to limit).
@@ -117,4 +236,11 @@ func drainBody(ctx *fasthttp.RequestCtx) {
 // tooLarge answers 413 for a body over the limit; the body is left unread and the connection closed.
 func (g *Gateway) tooLarge(x *exchange) {
 	g.respondError(x, fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

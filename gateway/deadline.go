@@ -33,7 +33,7 @@ var (
 // which the second check sees.
 func (g *Gateway) expired(x *exchange) bool {
 	if q := g.opt.QueueTimeout; q > 0 {
-		if t := x.ctx.Time(); !t.IsZero() && time.Since(t)-x.uploading-x.held > q {
+		if t := x.readAt(); !t.IsZero() && time.Since(t)-x.uploading-x.held > q {
 			expiredQueue.Inc()
 			g.log.Warn("request not forwarded: it waited longer than upstream.queue_timeout", "request_id", x.logID(),
 				"route", string(x.rt.Class), "waited", time.Since(t).String())

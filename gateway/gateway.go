@@ -42,6 +42,7 @@ type Gateway struct {
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
 	budget     bodyBudget
 	inflight   *inflight // requests in flight to the cores per account (inflight.go); nil: no cap
+	shares     *bodyShares // of the budget, per account and per client address (bodyshare.go)
 	routes     *routes
 	ids        *requestIDs
 	log        *slog.Logger
@@ -82,6 +83,7 @@ func New(opt Options) (*Gateway, error) {
 		log:       opt.Logger,
 		scopeUser: opt.Cache.Scope == "user",
 		budget:    bodyBudget{max: opt.BodyBudget},
+		shares:    newBodyShares(opt.BodyBudget, opt.BodyShare, opt.MaxBodyBytes),
 		routes:    newRoutes(),
 		tracer:    opt.Tracer,
 	}
@@ -107,6 +109,7 @@ func New(opt Options) (*Gateway, error) {
 	}
 	g.srv = &fasthttp.Server{
 		Handler:               g.handle,
+		ExpectHandler:         g.expect, // 100 Continue only after authentication and limits (expect.go)
 		ErrorHandler:          g.serverError,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
@@ -130,8 +133,13 @@ func New(opt Options) (*Gateway, error) {
 }
 
 // Handler is the gateway's request handler, for a fasthttp.Server of the caller's own. Such a server must set
-// StreamRequestBody (the handler reads bodies only after authentication) and a small MaxRequestBodySize.
+// StreamRequestBody (the handler reads bodies only after authentication), a small MaxRequestBodySize, and
+// ExpectHandler to ExpectHandler (else it answers 100 Continue before the caller is authenticated).
 func (g *Gateway) Handler() fasthttp.RequestHandler { return g.handle }
+
+// ExpectHandler is the gateway's handler of `Expect: 100-continue`, for a fasthttp.Server of the caller's own
+// that runs Handler.
+func (g *Gateway) ExpectHandler() func(*fasthttp.RequestCtx) int { return g.expect }
 
 // Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
 // (strictconn.go), which a server of the caller's own running Handler does not.

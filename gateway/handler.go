@@ -71,6 +71,16 @@ type state struct {
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
 	tctx        context.Context // the context of the current span, the parent of the next one
 	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
+
+	// The body's place in the budget and its upload (body.go, bodyshare.go, expect.go).
+	shareAccount string     // whose shares of the budget the body's reservation is in: its account
+	shareAddr    netip.Addr // and its client address (invalid: not counted)
+	bodyFrom     time.Time  // when 100 Continue asked for the body (zero: the body is read when asked for)
+	tooSlow      bool       // the body arrived slower than MinUploadRate: the connection closes undrained
+	expecting    bool       // the request runs in the server's ExpectHandler: the body stage pauses
+	expectAt     time.Time  // when the ExpectHandler took the request (zero: the handler did; see readAt)
+	paused       bool       // the request paused before its body, for the handler to run on
+	stage        int        // the pipeline stage that answered or paused (run)
 }
 
 // clientIP is the caller's address as text, formatted on first use (a cache hit needs none).
@@ -90,6 +100,15 @@ func (x *exchange) clientIP() string {
 		}
 	}
 	return x.ip
+}
+
+// readAt is when the server had read the request's head: the server's reading of the clock for the handler or,
+// for a request the ExpectHandler took (the server reads the clock only after it), that handler's own.
+func (x *exchange) readAt() time.Time {
+	if !x.expectAt.IsZero() {
+		return x.expectAt
+	}
+	return x.ctx.Time()
 }
 
 // callerHost is the Host the caller used (or a trusted proxy's X-Forwarded-Host), read on first use: before
@@ -112,26 +131,51 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
 // handle serves one request: it runs the stages of pipeline.go in order until one answers, then finish does
-// the accounting. It never lets a panic escape: the caller gets 500 and the log the stack.
+// the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
+// ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
+	// Only a request with a body can have paused (a read never looks).
+	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
+		if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {
+			ctx.RemoveUserValue(pausedKey{})
+			g.run(p.x)
+			return
+		}
+	}
+	g.run(g.begin(ctx, g.start(ctx)))
+}
+
+// begin takes an exchange for a request that began at now.
+func (g *Gateway) begin(ctx *fasthttp.RequestCtx, now time.Time) *exchange {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: g.start(ctx)}
+	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: now}
 	x.extra = x.extraBuf[:0]
 	if g.tracer != nil {
 		g.startTrace(x)
 	}
+	return x
+}
+
+// run runs x's stages from the one it is at until one answers, then finish. A request that paused before its
+// body is left as it is, to be run on.
+func (g *Gateway) run(x *exchange) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicsTotal.Inc()
 			g.log.Error("panic serving request", "request_id", x.logID(), "panic", p, "stack", string(debug.Stack()))
 			g.respondError(x, fasthttp.StatusInternalServerError, "Internal gateway error.")
+			x.paused = false
+		}
+		if x.paused {
+			return
 		}
 		g.finish(x)
 		x.state = state{}
 		exchanges.Put(x)
 	}()
-	for _, s := range pipeline {
-		if !s(g, x) {
+	for i := x.stage; i < len(pipeline); i++ {
+		if !pipeline[i](g, x) {
+			x.stage = i
 			return
 		}
 	}
@@ -148,13 +192,13 @@ func (g *Gateway) finish(x *exchange) {
 			ctx.Response.Header.SetCanonical(s2b(h.Key), s2b(h.Value))
 		}
 	}
-	if x.budget > 0 {
-		g.budget.give(x.budget)
-	}
+	g.releaseBody(x)
 	if x.announced && !x.bodyRead {
 		// What is left of the body is still on the connection: it must never be read as the next request.
 		ctx.SetConnectionClose()
-		drainBody(ctx)
+		if !x.tooSlow {
+			drainBody(ctx)
+		}
 	}
 	status := ctx.Response.StatusCode()
 	if status == fasthttp.StatusUnauthorized && len(ctx.Request.Header.Peek("Origin")) > 0 {

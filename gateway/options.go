@@ -58,6 +58,14 @@ type Options struct {
 	// BodyBudget bounds the bytes of request bodies held at once, all requests together; a body that does not
 	// fit gets 503; at least MaxBodyBytes.
 	BodyBudget int64
+	// BodyShare is the part of BodyBudget the bodies of one account, or of one client address, may hold at once
+	// (never less than MaxBodyBytes); a body past it gets 503; 0 < BodyShare <= 1 (1: no share of its own).
+	BodyShare float64
+	// MinUploadRate is the bytes per second a request body must arrive at once UploadGrace has passed since the
+	// gateway began to read it (or sent 100 Continue for it); a slower body is answered 408 and its connection
+	// closed. 0 = no minimum; UploadGrace is then unused, else it must be > 0.
+	MinUploadRate int64
+	UploadGrace   time.Duration
 	// MaxConns bounds the open client connections; MaxConnsPerIP those of one client IP (trusted proxies
 	// exempt; one over the cap is answered 429 and closed); > 0.
 	MaxConns, MaxConnsPerIP int
@@ -160,6 +168,8 @@ func (o *Options) check() error {
 		{o.MaxInflightPerAccount >= 0, "MaxInflightPerAccount must not be negative (0 = no cap)"},
 		{o.MaxBodyBytes > 0, "MaxBodyBytes must be > 0"},
 		{o.BodyBudget >= int64(o.MaxBodyBytes), "BodyBudget must be >= MaxBodyBytes"},
+		{o.BodyShare > 0 && o.BodyShare <= 1, "BodyShare must be > 0 and <= 1"},
+		{o.MinUploadRate >= 0 && (o.MinUploadRate == 0 || o.UploadGrace > 0), "MinUploadRate must not be negative, and UploadGrace must be > 0 with it"},
 		{o.MaxConns > 0 && o.MaxConnsPerIP > 0, "MaxConns and MaxConnsPerIP must be > 0"},
 		{o.MaxResponseBytes > 0, "MaxResponseBytes must be > 0"},
 		{o.HealthInterval >= 0 && o.HealthTimeout >= 0, "HealthInterval and HealthTimeout must not be negative"},

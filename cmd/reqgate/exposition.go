@@ -98,6 +98,8 @@ var families = map[string]family{
 	"reqgate_gateway_connections_refused_total":  {"counter", "Connections refused because their address held server.max_conns_per_ip already."},
 	"reqgate_gateway_connection_errors_total":    {"counter", "Connections the server stopped serving on a client's error: a request it could not parse, a failed TLS handshake."},
 	"reqgate_gateway_body_budget_refused_total":  {"counter", "Request bodies refused with 503 because server.body_budget was spent."},
+	"reqgate_gateway_body_share_refused_total":   {"counter", "Request bodies refused with 503 because their account's or client address's share of the budget (server.body_share) was held, by key."},
+	"reqgate_gateway_body_too_slow_total":        {"counter", "Request bodies dropped with 408 because they arrived slower than server.min_upload_rate."},
 	"reqgate_gateway_not_forwarded_total":        {"counter", "Requests answered 503 instead of being forwarded: their caller had closed its connection (client_gone), they waited longer than upstream.queue_timeout (queue_timeout), or no slot of their account under upstream.max_inflight_per_account came free in time (account_busy)."},
 	"reqgate_gateway_account_queued_total":       {"counter", "Requests that found their account at upstream.max_inflight_per_account and waited for a slot (answered 503 when none came free: not_forwarded_total{reason=account_busy})."},
 	"reqgate_auth_verifications_total":           {"counter", "Credentials the core proved that the gateway did not yet trust."},
