@@ -41,7 +41,7 @@ type Gateway struct {
 	verifying  singleflight.Group // verifications of one credential
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
 	budget     bodyBudget
-	inflight   *inflight // requests in flight to the cores per account (inflight.go); nil: no cap
+	inflight   *inflight   // requests in flight to the cores per account (inflight.go); nil: no cap
 	shares     *bodyShares // of the budget, per account and per client address (bodyshare.go)
 	routes     *routes
 	ids        *requestIDs
