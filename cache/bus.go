@@ -98,19 +98,25 @@ type RedisBus struct {
 	subMu sync.Mutex // guards sub, which receive replaces when its connection stalls
 	sub   *redis.PubSub
 
-	up       atomic.Bool
-	stateMu  sync.Mutex // orders failures against the PONGs that would end them
-	failures uint64     // failed exchanges so far; a PONG proves the bus only if none came after its PING
+	up        atomic.Bool
+	stateMu   sync.Mutex // orders failures against the PONGs that would end them
+	failures  uint64     // failed exchanges so far; a PONG proves the bus only if none came after its PING
+	downSince time.Time  // when the bus last went down
+
+	missedMu       sync.Mutex
+	missedAccounts map[string]struct{} // accounts whose invalidation could not be published (flushMissed)
 
 	seq    atomic.Uint64
 	echoMu sync.Mutex
-	echoes map[uint64]chan struct{} // Publish calls waiting for their message on the subscription, by sequence
+	echoes map[uint64]*waiter // Publish calls waiting for their message and its acknowledgements, by sequence
 
-	// PublishTimeout bounds one Publish (the PUBLISH and the wait for its message to come back), and so how
-	// much longer a write's response may take while Redis does not answer; set before the first Publish.
-	// Default 500ms.
-	PublishTimeout time.Duration
-	onPurge        atomic.Pointer[func(account string)] // what a purge from another replica runs beside the invalidation
+	lease   atomic.Int64        // the lease, in ns (SetLease)
+	members map[string]struct{} // the replicas that joined, by origin, as the channel's order tells; receive's own
+	acks    chan ack            // acknowledgements for acker to publish
+
+	publishTO atomic.Int64                         // SetPublishTimeout
+	viewFrom  atomic.Int64                         // from when (ns after leaseBase) the members known make a complete view (lease.go)
+	onPurge   atomic.Pointer[func(account string)] // what a purge from another replica runs beside the invalidation
 }
 
 // NewRedisBus subscribes to the channel of the namespace ns (ChannelIn; a namespace redisns.Check accepts) and
@@ -123,14 +129,18 @@ func NewRedisBus(rdb *redis.Client, ns string, c *Cache, logger *slog.Logger) *R
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
 		rdb: rdb, channel: ChannelIn(ns), cache: c, log: logger, origin: newOrigin(),
-		ctx: ctx, cancel: cancel, PublishTimeout: DefaultPublishTimeout, echoes: make(map[uint64]chan struct{}),
+		ctx: ctx, cancel: cancel, echoes: make(map[uint64]*waiter),
+		members: make(map[string]struct{}), acks: make(chan ack, ackQueue),
 	}
+	b.lease.Store(int64(DefaultLease))
 	c.SetBusUp(false)
+	c.RequireLease()
 	busUp.Set(0)
-	b.sub = rdb.Subscribe(ctx, b.channel)
-	b.wg.Add(2)
+	b.sub = rdb.Subscribe(ctx, b.channel, b.ackChannel())
+	b.wg.Add(3)
 	go b.receive(b.sub)
 	go b.watch()
+	go b.acker()
 	return b
 }
 
@@ -195,46 +205,57 @@ func newOrigin() string {
 func (b *RedisBus) SetPurgeHandler(f func(account string)) { b.onPurge.Store(&f) }
 
 // send publishes message (an account, or a purge of one) with scope (see writeScope) and waits as Publish
-// says.
+// says: for the message to come back on this replica's subscription, then for every member replica to
+// acknowledge it, or until the lease of those that did not has surely run out (see lease.go).
 func (b *RedisBus) send(scope, message, account string) {
 	if b.closed.Load() {
 		return
 	}
-	timeout := b.PublishTimeout
-	if timeout <= 0 {
-		timeout = DefaultPublishTimeout
-	}
+	timeout := b.publishTimeout()
 	seq := b.seq.Add(1)
-	var echo chan struct{}
-	if b.up.Load() {
-		echo = make(chan struct{})
-		b.echoMu.Lock()
-		b.echoes[seq] = echo
-		b.echoMu.Unlock()
-		defer func() {
-			b.echoMu.Lock()
-			delete(b.echoes, seq)
-			b.echoMu.Unlock()
-		}()
-	}
+	w := b.await(seq)
+	defer b.forget(seq)
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	if err := b.rdb.Publish(ctx, b.channel, busMessage(b.origin, seq, scope, message)).Err(); err != nil {
-		if !b.closed.Load() {
-			b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
+	err := b.rdb.Publish(ctx, b.channel, busMessage(b.origin, seq, scope, message)).Err()
+	// Redis has taken the message, or failed, by now: a replica that has not applied it holds at most a lease
+	// from a PING that Redis answered before, which ends within one lease from now.
+	sent := time.Now()
+	if err != nil {
+		if b.closed.Load() {
+			return
 		}
+		b.fail(fmt.Errorf("publish the invalidation of account %q: %w", account, err))
+		b.missed(account)
+		b.sleepUntil(b.outageLeaseEnd())
 		return
 	}
-	if echo == nil {
-		return
-	}
+	deadline := sent.Add(b.leaseWait())
 	select {
-	case <-echo:
+	case <-w.echoed:
 	case <-ctx.Done():
 		if !b.closed.Load() {
 			b.fail(fmt.Errorf("the invalidation of account %q did not come back on the subscription within %s",
 				account, timeout))
 		}
+		b.sleepUntil(deadline)
+		return
+	}
+	done := w.done
+	if !b.viewComplete() {
+		done = nil // members may have joined unheard: wait for every lease
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	case <-b.ctx.Done():
+		return
+	}
+	for _, origin := range w.missing() {
+		b.evict(origin)
 	}
 }
 
@@ -244,6 +265,13 @@ func (b *RedisBus) Up() bool { return b.up.Load() }
 
 // Close stops the bus.
 func (b *RedisBus) Close() error {
+	if b.closed.Load() {
+		return nil
+	}
+	if b.up.Load() {
+		// Writers stop waiting for this replica at once instead of after a lease.
+		b.control(memberPrefix + "bye")
+	}
 	if b.closed.Swap(true) {
 		return nil
 	}
@@ -264,7 +292,7 @@ func (b *RedisBus) Close() error {
 // half-open connection would otherwise look like a quiet channel.
 func (b *RedisBus) receive(sub *redis.PubSub) {
 	defer b.wg.Done()
-	r := receiver{bus: b, sub: sub, heard: time.Now()}
+	r := receiver{bus: b, sub: sub, lastPing: time.Now()}
 	for {
 		msg, err := r.sub.ReceiveTimeout(b.ctx, r.wait())
 		if b.ctx.Err() != nil {
@@ -276,34 +304,38 @@ func (b *RedisBus) receive(sub *redis.PubSub) {
 			}
 			continue
 		}
-		now := time.Now()
 		if err == nil {
-			r.heard, r.backoff = now, 0
+			r.backoff = 0
 		}
 		r.handle(msg)
-		r.probe(now)
+		r.probe(time.Now())
 	}
 }
 
-// receiver is the state of receive: the subscription, when it last delivered, the PING outstanding on it.
+// receiver is the state of receive: the subscription, the PING outstanding on it, this replica's membership.
 type receiver struct {
 	bus        *RedisBus
 	sub        *redis.PubSub
 	subscribed int           // subscriptions confirmed so far
-	heard      time.Time     // when the subscription last delivered anything
+	lastPing   time.Time     // when the last PING was sent (or the subscription made)
 	pinged     time.Time     // when the outstanding PING was sent; zero if none is
 	pingedAt   uint64        // bus.failures when it was sent
 	backoff    time.Duration // the wait after the connection failed
+
+	joined   bool      // this replica's hello came back and no eviction of it since: it may hold a lease
+	helloSeq uint64    // the sequence of the hello awaited; 0 if none is
+	helloAt  time.Time // when it was sent
+	hereAt   time.Time // when this replica last said it is a member (hello or here)
 }
 
 // wait is how long the next receive may wait for a message before the subscription is probed, or the
 // outstanding PING is taken as unanswered.
 func (r *receiver) wait() time.Duration {
-	since := r.heard
+	next := r.lastPing.Add(r.bus.pingEvery())
 	if !r.pinged.IsZero() {
-		since = r.pinged
+		next = r.pinged.Add(probeInterval)
 	}
-	return max(probeInterval-time.Since(since), time.Millisecond)
+	return max(time.Until(next), time.Millisecond)
 }
 
 // connectionFailed records the failure of the subscription's connection and waits, longer after each
@@ -321,19 +353,24 @@ func (r *receiver) connectionFailed(err error) bool {
 	}
 }
 
-// handle applies a message of the subscription: an invalidation, the confirmation of a new subscription,
-// or the answer to a PING.
+// handle applies a message of the subscription: an invalidation, a change of membership, an
+// acknowledgement, the confirmation of a new subscription, or the answer to a PING.
 func (r *receiver) handle(msg any) {
 	switch m := msg.(type) {
 	case *redis.Message:
-		r.bus.apply(m.Payload)
+		switch {
+		case m.Channel != r.bus.channel:
+			r.bus.acknowledged(m.Payload)
+		case !r.membership(m.Payload):
+			r.bus.apply(m.Payload)
+		}
 	case *redis.Subscription:
 		if m.Kind == "subscribe" && m.Channel == r.bus.channel {
 			r.subscriptionConfirmed()
 		}
 	case *redis.Pong:
 		if !r.pinged.IsZero() {
-			r.bus.answered(r.pingedAt)
+			r.pong()
 			r.pinged = time.Time{}
 		}
 	}
@@ -348,20 +385,25 @@ func (r *receiver) subscriptionConfirmed() {
 		r.bus.log.Warn("cache invalidation subscription restored; local cache invalidated")
 	}
 	r.bus.confirmed()
+	r.bus.startView()
+	r.leave()
+	r.hello()
 }
 
-// probe replaces the subscription when its PING went unanswered for probeInterval, and sends a PING when
-// it has been silent that long or the bus is down.
+// probe replaces the subscription when its PING went unanswered for probeInterval, and sends a PING every
+// pingEvery, or at once while the bus is down: its PONG renews the lease and proves the bus up.
 func (r *receiver) probe(now time.Time) {
 	switch {
 	case !r.pinged.IsZero() && now.Sub(r.pinged) >= probeInterval:
 		r.bus.fail(errors.New("receive invalidations: no answer to a PING on the subscription"))
 		r.sub = r.bus.resubscribe()
-		r.pinged, r.heard = time.Time{}, now
-	case r.pinged.IsZero() && (now.Sub(r.heard) >= probeInterval || !r.bus.up.Load()):
+		r.pinged, r.lastPing = time.Time{}, now
+	case r.pinged.IsZero() && (now.Sub(r.lastPing) >= r.bus.pingEvery() || !r.bus.up.Load()):
 		// A PONG comes after every message Redis sent before it: once it arrives, nothing was missed
 		// since the PING, and the bus is up again (if nothing failed meanwhile).
+		r.here(now)
 		r.pingedAt = r.bus.failureCount()
+		r.lastPing = now
 		if err := r.sub.Ping(r.bus.ctx); err != nil {
 			if r.bus.ctx.Err() == nil {
 				r.bus.fail(fmt.Errorf("ping the subscription: %w", err))
@@ -369,6 +411,9 @@ func (r *receiver) probe(now time.Time) {
 			return
 		}
 		r.pinged = now
+	}
+	if !r.joined && (r.helloSeq == 0 || now.Sub(r.helloAt) >= probeInterval) && r.bus.up.Load() {
+		r.hello()
 	}
 }
 
@@ -393,6 +438,7 @@ func (b *RedisBus) apply(payload string) {
 			b.cache.Invalidate(account)
 		}
 		busReceivedTotal.Inc()
+		b.acknowledge(origin, seq)
 		return
 	}
 	n, err := strconv.ParseUint(seq, 10, 64)
@@ -400,11 +446,11 @@ func (b *RedisBus) apply(payload string) {
 		return
 	}
 	b.echoMu.Lock()
-	if echo, ok := b.echoes[n]; ok {
-		close(echo)
-		delete(b.echoes, n)
-	}
+	w := b.echoes[n]
 	b.echoMu.Unlock()
+	if w != nil {
+		w.echo(b.memberList())
+	}
 }
 
 // resubscribe replaces a subscription whose connection stopped answering. The new one's confirmation
@@ -416,7 +462,7 @@ func (b *RedisBus) resubscribe() *redis.PubSub {
 		return b.sub
 	}
 	_ = b.sub.Close()
-	b.sub = b.rdb.Subscribe(b.ctx, b.channel)
+	b.sub = b.rdb.Subscribe(b.ctx, b.channel, b.ackChannel())
 	return b.sub
 }
 
@@ -451,6 +497,9 @@ func (b *RedisBus) fail(err error) {
 	b.stateMu.Lock()
 	b.failures++
 	was := b.setUp(false)
+	if was {
+		b.downSince = time.Now()
+	}
 	b.stateMu.Unlock()
 	if was {
 		b.log.Warn("redis unreachable: cache invalidations may be missed; cached reads are served only while "+
@@ -464,17 +513,20 @@ func (b *RedisBus) failureCount() uint64 {
 	return b.failures
 }
 
-// answered brings the bus up on the PONG of a PING sent when failures was at, unless something has failed since.
-func (b *RedisBus) answered(at uint64) {
+// answered brings the bus up on the PONG of a PING sent when failures was at, unless something has failed
+// since, and reports whether it did.
+func (b *RedisBus) answered(at uint64) bool {
 	b.stateMu.Lock()
-	was := true
-	if b.failures == at {
-		was = b.setUp(true)
+	if b.failures != at {
+		b.stateMu.Unlock()
+		return false
 	}
+	was := b.setUp(true)
 	b.stateMu.Unlock()
 	if !was {
 		b.log.Info("redis reachable again: cache invalidations are shared")
 	}
+	return true
 }
 
 // confirmed brings the bus up on a new subscription: it hears everything from now on, and the cache it

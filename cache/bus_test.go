@@ -131,8 +131,9 @@ func TestRedisBusOutage(t *testing.T) {
 }
 
 // TestRedisBusDownBoundsFreshness loses Redis in two ways, stopped and stalled. A Publish returns all the same
-// (bounded by PublishTimeout) and takes the bus down; while it is down the cache serves an entry as fresh only
-// below BusDownTTL; once Redis answers again the bus is up and the TTL applies.
+// (bounded by PublishTimeout and the lease) and takes the bus down; while it is down the cache serves an entry
+// as fresh only below BusDownTTL, and nothing once the lease has run out (a write through another replica
+// could not be heard); once Redis answers again the bus is up, the lease is renewed and the TTL applies.
 func TestRedisBusDownBoundsFreshness(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -148,9 +149,10 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 			clk := &clock{now: time.Unix(1_700_000_000, 0)}
 			c := newCache(t, Options{TTL: time.Minute, BusDownTTL: time.Second, Now: clk.Now})
 			bus := NewRedisBus(newRedis(t, srv), "", c, nil)
-			bus.PublishTimeout = 200 * time.Millisecond
+			bus.SetPublishTimeout(200 * time.Millisecond)
+			bus.SetLease(300 * time.Millisecond)
 			t.Cleanup(func() { _ = bus.Close() })
-			if !waitFor(5*time.Second, bus.Up) {
+			if !waitFor(5*time.Second, bus.Serving) {
 				t.Fatal("bus never came up")
 			}
 			store := func(path string) string {
@@ -182,12 +184,13 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 			if fresh(old) {
 				t.Error("bus down: an entry older than BusDownTTL is still fresh")
 			}
-			if young := store("/young"); !fresh(young) {
-				t.Error("bus down: a new entry is not fresh")
+			young := store("/young")
+			if !waitFor(5*time.Second, func() bool { return !fresh(young) }) {
+				t.Error("bus down: a new entry is still fresh after the lease")
 			}
 
 			tc.regain(t, srv)
-			if !waitFor(10*time.Second, bus.Up) {
+			if !waitFor(10*time.Second, bus.Serving) {
 				t.Fatal("bus not up again after Redis came back")
 			}
 			later := store("/later")

@@ -85,7 +85,16 @@ type Cache struct {
 	seed     maphash.Seed  // for the slot of an id that is not a number
 
 	hits, misses, stale, evictions atomic.Uint64
+
+	// The lease (RequireLease, SetLease): while leased, an entry is fresh only before leaseUntil, in ns
+	// after leaseBase on the monotonic clock.
+	leased     atomic.Bool
+	leaseUntil atomic.Int64
 }
+
+// leaseBase is the origin of Cache.leaseUntil; its monotonic reading makes the lease immune to changes of the
+// wall clock.
+var leaseBase = time.Now()
 
 // New builds a cache. Close releases its goroutines.
 func New(opt Options) (*Cache, error) {
@@ -415,6 +424,27 @@ func (c *Cache) SetBusUp(up bool) {
 	c.storeFresh()
 }
 
+// RequireLease makes every entry stale (a stand-in only, never a hit) except while a lease set by SetLease
+// runs. The Redis bus requires one: a replica may serve a hit only while it can prove it has applied every
+// invalidation published up to a recent moment (see RedisBus), so a replica that stopped hearing the bus (a
+// paused process, a lost connection) stops serving hits before a writer elsewhere stops waiting for it.
+func (c *Cache) RequireLease() { c.leased.Store(true) }
+
+// SetLease lets entries be fresh until the moment until (on the monotonic clock); a zero time ends the lease
+// at once.
+func (c *Cache) SetLease(until time.Time) {
+	if until.IsZero() {
+		c.leaseUntil.Store(0)
+		return
+	}
+	c.leaseUntil.Store(int64(until.Sub(leaseBase)))
+}
+
+// leaseHeld reports whether a hit may be served under the lease: always without RequireLease.
+func (c *Cache) leaseHeld() bool {
+	return !c.leased.Load() || int64(time.Since(leaseBase)) < c.leaseUntil.Load()
+}
+
 // Lookup is the result of Get.
 type Lookup struct {
 	Entry *Entry
@@ -437,7 +467,7 @@ func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 	if age < 0 {
 		age = 0
 	}
-	l = Lookup{Entry: e, Age: age, Fresh: age < time.Duration(c.fresh.Load())}
+	l = Lookup{Entry: e, Age: age, Fresh: age < time.Duration(c.fresh.Load()) && c.leaseHeld()}
 	if !l.Fresh && age >= time.Duration(c.ttl.Load()+c.staleFor.Load()) {
 		// Stored for a longer TTL plus StaleIfError than SetTTL has set since.
 		c.misses.Add(1)

@@ -17,6 +17,8 @@ var (
 	busErrorsTotal     = metrics.GetOrCreateCounter(`reqgate_cache_bus_errors_total`)
 	busReceivedTotal   = metrics.GetOrCreateCounter(`reqgate_cache_bus_received_total`)
 	busUp              = metrics.GetOrCreateGauge(`reqgate_cache_bus_up`, nil)
+	busEvictionsTotal  = metrics.GetOrCreateCounter(`reqgate_cache_bus_evictions_total`)
+	busLeaseLostTotal  = metrics.GetOrCreateCounter(`reqgate_cache_bus_lease_lost_total`)
 )
 
 var live struct {
