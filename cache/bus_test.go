@@ -9,7 +9,7 @@ import (
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
-func newRedis(t *testing.T, srv *redistest.Server) *redis.Client {
+func newRedis(t testing.TB, srv *redistest.Server) *redis.Client {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: 300 * time.Millisecond,
 		ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})

@@ -254,6 +254,21 @@ func BenchmarkGetAtHit(b *testing.B) {
 			}
 		}
 	})
+	// As on a replica of the Redis bus: every hit checks the lease.
+	leased := newCache(b, Options{})
+	leased.RequireLease()
+	leased.SetLease(time.Now().Add(time.Hour))
+	if err := leased.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("sequential leased", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, ok := leased.GetAt(key, now); !ok || !l.Fresh {
+				b.Fatal("miss")
+			}
+		}
+	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

@@ -12,7 +12,7 @@ import (
 
 // servingBuses starts n replicas on srv and waits until every one serves hits and knows every other as a
 // member (a write through any of them is then acknowledged by all).
-func servingBuses(t *testing.T, srv *redistest.Server, n int) ([]*Cache, []*RedisBus) {
+func servingBuses(t testing.TB, srv *redistest.Server, n int) ([]*Cache, []*RedisBus) {
 	t.Helper()
 	caches, buses := make([]*Cache, n), make([]*RedisBus, n)
 	for i := range n {
@@ -127,5 +127,19 @@ func TestEvictedReplicaRejoins(t *testing.T) {
 	}
 	if l, ok := caches[1].Get(key); !ok || !l.Fresh {
 		t.Error("an entry no write touched is not served again after rejoining")
+	}
+}
+
+// BenchmarkPublish is what the bus adds to a write's answer: the PUBLISH, the message's return on this replica's
+// subscription and, with other replicas, their acknowledgements.
+func BenchmarkPublish(b *testing.B) {
+	for _, n := range []int{1, 2, 3} {
+		b.Run(map[int]string{1: "alone", 2: "1 other replica", 3: "2 other replicas"}[n], func(b *testing.B) {
+			srv := redistest.Start(b)
+			_, buses := servingBuses(b, srv, n)
+			for b.Loop() {
+				buses[0].Publish(Write{Account: "demo", Kind: "re", ID: "1"})
+			}
+		})
 	}
 }

@@ -146,7 +146,11 @@ type Cache struct {
 	MaxBytes     int64         // memory budget of cached bodies; default 256MiB
 	TTL          time.Duration // freshness of a cached GET; default 30s
 	StaleIfError time.Duration // how long a stale entry may stand in when the upstream fails; default 5m; 0 = never
-	Scope        string        // account | user; default account
+	// ReplicaLease is how long a replica on the Redis bus may serve hits after it last proved it has applied
+	// every invalidation, and how long a write waits at most for a replica that does not acknowledge it;
+	// default 1s.
+	ReplicaLease time.Duration
+	Scope        string // account | user; default account
 }
 
 // Auth configures credential verification at the gateway.
@@ -277,6 +281,7 @@ func Default(role string) *Config {
 			MaxBytes:     256 << 20,
 			TTL:          30 * time.Second,
 			StaleIfError: 5 * time.Minute,
+			ReplicaLease: time.Second,
 			Scope:        "account",
 		},
 		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, MaxUserFailuresAllIPs: 100, FailureWindow: time.Minute,

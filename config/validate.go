@@ -156,6 +156,9 @@ func (k *checker) cache() {
 		k.nonNegative("cache.ttl", c.TTL)
 	}
 	k.nonNegative("cache.stale_if_error", c.StaleIfError)
+	if c.ReplicaLease < 50*time.Millisecond {
+		k.fail("cache.replica_lease", "must be at least 50ms (a replica renews it four times per lease)")
+	}
 	k.oneOf("cache.scope", c.Scope, "account", "user")
 }
 

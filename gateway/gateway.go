@@ -104,6 +104,7 @@ func New(opt Options) (*Gateway, error) {
 		if opt.Redis != nil {
 			rb := cache.NewRedisBus(opt.Redis, opt.RedisNamespace, g.cache, opt.Logger)
 			rb.SetPurgeHandler(g.creds.forgetAccount)
+			rb.SetLease(opt.Cache.ReplicaLease)
 			g.bus = rb
 		}
 	}

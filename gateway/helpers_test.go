@@ -45,7 +45,7 @@ func configured() Options {
 		ReadTimeout:      c.Server.ReadTimeout,
 		WriteTimeout:     c.Server.WriteTimeout,
 		IdleTimeout:      c.Server.IdleTimeout,
-		Cache: CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError,
+		Cache: CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError, ReplicaLease: c.Cache.ReplicaLease,
 			Scope: c.Cache.Scope},
 		AuthTTL:               c.Auth.TTL,
 		MaxUserFailures:       c.Auth.MaxUserFailures,

@@ -30,7 +30,8 @@ func startReplica(t *testing.T, opt Options, rs *redistest.Server) *testGateway 
 	return startGateway(t, opt)
 }
 
-// waitListening returns once b hears what a publishes: b's subscription may still be connecting after start.
+// waitListening returns once b hears what a publishes and both serve hits: b's subscription may still be
+// connecting after start, and a replica serves hits only once it has joined the bus.
 func waitListening(t *testing.T, a, b *testGateway) {
 	t.Helper()
 	if !waitUntil(5*time.Second, func() bool {
@@ -38,6 +39,11 @@ func waitListening(t *testing.T, a, b *testGateway) {
 		return b.cache.Generation("probe") > 0
 	}) {
 		t.Fatal("replica B never received an invalidation")
+	}
+	for _, g := range []*testGateway{a, b} {
+		if rb, ok := g.bus.(*cache.RedisBus); ok && !waitUntil(10*time.Second, rb.Serving) {
+			t.Fatal("a replica never joined the bus")
+		}
 	}
 }
 

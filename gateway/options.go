@@ -151,6 +151,7 @@ type CacheOptions struct {
 	MaxBytes     int64         // cache.max_bytes; > 0 when Enabled
 	TTL          time.Duration // cache.ttl; > 0 when Enabled
 	StaleIfError time.Duration // cache.stale_if_error; 0 = never serve stale
+	ReplicaLease time.Duration // cache.replica_lease, with Redis; 0 = cache.DefaultLease
 	Scope        string        // cache.scope: "account" or "user"
 }
 

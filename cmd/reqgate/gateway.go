@@ -133,6 +133,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 			MaxBytes:     cfg.Cache.MaxBytes,
 			TTL:          cfg.Cache.TTL,
 			StaleIfError: cfg.Cache.StaleIfError,
+			ReplicaLease: cfg.Cache.ReplicaLease,
 			Scope:        cfg.Cache.Scope,
 		},
 		AuthTTL:               cfg.Auth.TTL,

@@ -31,7 +31,7 @@ func Options() gateway.Options {
 		ReadTimeout:      c.Server.ReadTimeout,
 		WriteTimeout:     c.Server.WriteTimeout,
 		IdleTimeout:      c.Server.IdleTimeout,
-		Cache: gateway.CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError,
+		Cache: gateway.CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError, ReplicaLease: c.Cache.ReplicaLease,
 			Scope: c.Cache.Scope},
 		AuthTTL:               c.Auth.TTL,
 		MaxUserFailures:       c.Auth.MaxUserFailures,
