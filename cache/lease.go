@@ -295,6 +295,7 @@ func (r *receiver) membership(payload string) bool {
 		b.members[origin] = struct{}{}
 		if origin == b.origin && r.helloSeq != 0 && seq == strconv.FormatUint(r.helloSeq, 10) {
 			r.joined, r.helloSeq = true, 0
+			r.lastPing = time.Time{} // the lease comes with the next PONG: ask for it now
 		}
 	case "bye":
 		delete(b.members, origin)
