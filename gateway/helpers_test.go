@@ -109,7 +109,11 @@ func runGateway(tb testing.TB, opt Options, serve func(*Gateway, net.Listener) e
 
 // cachedOptions are gateway options with the cache on, in front of core.
 func cachedOptions(c *coretest.Core) Options {
-	return withConfig(Options{Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}})
+	opt := withConfig(Options{Upstreams: []string{c.URL}, Cache: CacheOptions{Enabled: true}})
+	// With Redis: a lease that a replica starved of CPU by a loaded test machine does not lose between two
+	// reads of a test.
+	opt.Cache.ReplicaLease = 3 * time.Second
+	return opt
 }
 
 // reply is a response read whole.
