@@ -232,8 +232,73 @@ func explain(d, g *node, path string) []string {
 				return e
 			}
 		}
+	} else if di, gi := unmatched(d.children, g.children, match); gi >= 0 {
+		return explain(d.children[di], g.children[gi], fmt.Sprintf("%s/%s[%d]", path, g.children[gi].name, gi+1))
 	}
 	return []string{fmt.Sprintf("%s: children %s, the page shows %s", path, outline(g.children), outline(d.children))}
+}
+
+// unmatched finds, in page order, the first item of d that no item of g matches, and the item of g most like
+// it: its index in d and that in g, or -1 when every item matched (the lists differ in number) or g has
+// none like it.
+func unmatched(d, g []*node, match func(d, g *node) bool) (int, int) {
+	j := 0
+	for i, n := range d {
+		if n.name == elided {
+			continue
+		}
+		k := j
+		for k < len(g) && !match(n, g[k]) {
+			k++
+		}
+		if k < len(g) {
+			j = k + 1
+			continue
+		}
+		best, score := -1, 0
+		for k := j; k < len(g); k++ {
+			if s := likeness(n, g[k]); s > score {
+				best, score = k, s
+			}
+		}
+		return i, best
+	}
+	return -1, -1
+}
+
+// likeness scores how much g looks like d: the same element or kind, the same field name, shared children.
+func likeness(d, g *node) int {
+	if d.name != g.name {
+		return 0
+	}
+	s := 1
+	if id := identity(d); id != "" && id == identity(g) {
+		s += 100
+	}
+	for _, c := range names(d.children) {
+		if slices.Contains(names(g.children), c) {
+			s++
+		}
+	}
+	for _, k := range d.keys {
+		if slices.Contains(g.keys, k) {
+			s++
+		}
+	}
+	return s
+}
+
+// identity is what names an item among its like: the text of its <name> child, or its "name" member.
+func identity(n *node) string {
+	if i := slices.Index(n.keys, "name"); i >= 0 {
+		return n.children[i].text
+	}
+	for _, c := range n.children {
+		if c.name == "name" {
+			return c.text
+		}
+	}
+	return ""
 }
 
 func names(ns []*node) []string {

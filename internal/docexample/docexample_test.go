@@ -237,3 +237,26 @@ func TestCheckFailsWhenThePageChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSaysWhere checks that a difference inside an elided list is reported at the item that differs, so
+// that a failing example says what to fix.
+func TestCheckSaysWhere(t *testing.T) {
+	got := &Result{Status: 200, Header: http.Header{}, Body: []byte(`{"f":[{"name":"a","x":1},{"name":"b","list_type":"user"},{"name":"c"}]}`)}
+	for _, tc := range []struct{ page, want string }{
+		{`{"f":[...,{"name":"b","listtype":"user"},...]}`, `/f/1: keys [name list_type]`},
+		{"<r>\n...\n<f><name>b</name><kind/></f>\n...\n</r>", `/r/f[2]: children [name(b)], the page shows [name(b) kind]`},
+	} {
+		body := got.Body
+		if strings.HasPrefix(tc.page, "<") {
+			body = []byte("<r><f><name>a</name></f><f><name>b</name></f><f><name>c</name></f></r>")
+		}
+		ex, err := Parse([]byte("```sh\ncurl http://x/\n```\n\n```http\nHTTP/1.1 200 OK\n\n" + tc.page + "\n```\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffs := Check(ex[0].Expect, &Result{Status: 200, Header: got.Header, Body: body}, DocAddress)
+		if len(diffs) != 1 || !strings.HasPrefix(diffs[0], tc.want) {
+			t.Errorf("page %s: differences %q, want one starting %q", tc.page, diffs, tc.want)
+		}
+	}
+}

@@ -205,6 +205,11 @@ func explainJSON(key string, d, g *node, path string) []string {
 				return e
 			}
 		}
+	case d.name == "array":
+		itemMatch := func(d, g *node) bool { return matchJSON("", d, g) }
+		if di, gi := unmatched(d.children, g.children, itemMatch); gi >= 0 {
+			return explainJSON("", d.children[di], g.children[gi], fmt.Sprintf("%s/%d", path, gi))
+		}
 	}
 	return []string{fmt.Sprintf("%s: %d items, which do not have the shape of the page's %d", at, len(g.children), len(d.children))}
 }
