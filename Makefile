@@ -71,6 +71,8 @@ fuzz:
 chart:
 	bash charts/test.sh
 
+# Go benchmarks of every package; among them cache's BenchmarkCacheMemory, the heap of a full default cache per
+# byte of cache.max_bytes (heap/max_bytes), which fills 256 MiB and takes 15-40 s.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
