@@ -26,8 +26,8 @@ const DefaultBusDownTTL = time.Second
 // which holds their defaults; New refuses an impossible one.
 type Options struct {
 	// MaxBytes is the memory budget of the cache (cache.max_bytes), > 0: the store's fixed tables and every
-	// entry as it lies on the heap (size.go). Below a few MiB the fixed tables take more than half of it; the
-	// entries then get half, and the cache holds more than MaxBytes.
+	// entry as it lies on the heap (size.go). Below about 1 MiB the fixed tables (0.4 MiB at least) take more than
+	// half of it; the entries then get half, and the cache holds more than MaxBytes.
 	MaxBytes     int64
 	TTL          time.Duration // freshness of an entry (cache.ttl); > 0
 	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; 0 = never
@@ -60,6 +60,7 @@ type Entry struct {
 type Cache struct {
 	opt      Options
 	store    *ristretto.Cache[string, *Entry]
+	fixed    int64         // the memory of the store's fixed tables and of records, counted against MaxBytes
 	fresh    atomic.Int64  // how young a fresh entry is, in ns: TTL, or BusDownTTL while the bus is down
 	ttl      atomic.Int64  // TTL in ns (SetTTL changes it)
 	staleFor atomic.Int64  // StaleIfError in ns (SetTTL changes it)
@@ -77,8 +78,6 @@ type Cache struct {
 	records  []atomic.Uint64
 	nextBase atomic.Uint64 // the start of the next kind's window
 	seed     maphash.Seed  // for the slot of an id that is not a number
-
-	fixed int64 // the memory of the store's fixed tables and of records, counted against MaxBytes
 
 	hits, misses, stale, evictions atomic.Uint64
 }
