@@ -9,7 +9,7 @@ import (
 // of the bodies it holds. An entry costs its Entry, its header slice and strings, its body and compressed forms
 // as the allocator rounds them, and the store's bookkeeping of an item; the store costs fixed tables made by New
 // (ristretto's frequency sketch and doorkeeper, its buffers, the table of record generations), which come out of
-// the budget before any entry.
+// the budget before any entry. The key costs nothing: the store keeps its two hashes, counted in the item.
 
 // itemOverhead is the store's bookkeeping of one item, measured (about 120-170 bytes as its maps grow, on
 // go1.26 with ristretto v2.4): the item's slot in the store's map, its key in an expiry bucket and its cost in
