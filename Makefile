@@ -42,10 +42,11 @@ check: lint
 	$(GO) test -short -count=1 ./...
 
 # Allocation counts are checked once more without the race detector, under which sync.Pool drops items at random
-# (so pooled state is made again) and those tests skip themselves.
+# (so pooled state is made again) and those tests skip themselves; so is the cache's memory, which would take a
+# minute to fill under it.
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -run 'Allocs$$|Allocations$$' ./cache/... ./gateway/... ./ratelimit/... ./translate/...
+	$(GO) test -count=1 -run 'Allocs$$|Allocations$$|WithinBudget$$' ./cache/... ./gateway/... ./ratelimit/... ./translate/...
 
 # A short seeded run of every fuzz target (the seed corpus also runs in `unit`). A failing input is saved under
 # the package's testdata/fuzz and fails the run; a failure that leaves no input behind (the fuzzing engine's own
@@ -71,6 +72,8 @@ fuzz:
 chart:
 	bash charts/test.sh
 
+# Go benchmarks of every package; among them cache's BenchmarkCacheMemory, the heap of a full default cache per
+# byte of cache.max_bytes (heap/max_bytes), which fills 256 MiB and takes 15-40 s.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 

@@ -25,7 +25,10 @@ const DefaultBusDownTTL = time.Second
 // Options configure a Cache. The values the configuration gives (cache.*) come resolved from package config,
 // which holds their defaults; New refuses an impossible one.
 type Options struct {
-	MaxBytes     int64         // memory budget of cached entries (cache.max_bytes); > 0
+	// MaxBytes is the memory budget of the cache (cache.max_bytes), > 0: the store's fixed tables and every
+	// entry as it lies on the heap (size.go). Below about 1 MiB the fixed tables (0.4 MiB at least) take more than
+	// half of it; the entries then get half, and the cache holds more than MaxBytes.
+	MaxBytes     int64
 	TTL          time.Duration // freshness of an entry (cache.ttl); > 0
 	StaleIfError time.Duration // how long past TTL an entry may stand in when the upstream fails; 0 = never
 	// BusDownTTL is the freshness of an entry while the invalidation bus is down (SetBusUp): the other
@@ -53,19 +56,11 @@ type Entry struct {
 	GzipETag, BrotliETag string
 }
 
-// size approximates the memory an entry holds, for the byte budget.
-func (e *Entry) size() int64 {
-	n := int64(len(e.Body)+len(e.Gzip)+len(e.Brotli)+len(e.ETag)*3) + 64
-	for _, h := range e.Header {
-		n += int64(len(h.Key)+len(h.Value)) + 32
-	}
-	return n
-}
-
 // Cache is a TTL cache of responses keyed by Key. It is safe for concurrent use.
 type Cache struct {
 	opt      Options
 	store    *ristretto.Cache[string, *Entry]
+	fixed    int64         // the memory of the store's fixed tables and of records, counted against MaxBytes
 	fresh    atomic.Int64  // how young a fresh entry is, in ns: TTL, or BusDownTTL while the bus is down
 	ttl      atomic.Int64  // TTL in ns (SetTTL changes it)
 	staleFor atomic.Int64  // StaleIfError in ns (SetTTL changes it)
@@ -115,12 +110,14 @@ func New(opt Options) (*Cache, error) {
 	c.busUp.Store(true)
 	// About one counter per expected 1 KiB entry, times ten as ristretto advises; bounded either way.
 	counters := min(max(opt.MaxBytes/1024*10, 10_000), 50_000_000)
+	// The fixed tables come out of the budget; the entries get the rest, or half the budget at least.
+	c.fixed = fixedSize(counters, len(c.records))
 	store, err := ristretto.NewCache(&ristretto.Config[string, *Entry]{
 		NumCounters: counters,
-		MaxCost:     opt.MaxBytes,
+		MaxCost:     max(opt.MaxBytes-c.fixed, opt.MaxBytes/2),
 		BufferItems: 64,
-		// Cost is in bytes, so ristretto's own per-item overhead is real memory and stays counted.
-		IgnoreInternalCost: false,
+		// An entry's cost (size.go) counts the store's bookkeeping of its item already.
+		IgnoreInternalCost: true,
 		OnEvict: func(*ristretto.Item[*Entry]) {
 			c.evictions.Add(1)
 			evictionsTotal.Inc()
@@ -484,19 +481,22 @@ func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 	return l, true
 }
 
-// ErrNotStored says an entry was not taken (nil, or larger than the whole budget).
+// ErrNotStored says an entry was not taken (nil, or larger than half the entries' budget).
 var ErrNotStored = errors.New("cache: entry not stored")
 
 // Set stores e under key for TTL plus StaleIfError and waits until the store has applied it, so a read that
 // follows Set finds the entry (ristretto applies Sets asynchronously; without the wait, a request arriving
-// just after a single-flight fill would miss and go upstream again). e must not change afterwards. The
-// store may still refuse the entry under pressure; that is a later miss, never an error.
+// just after a single-flight fill would miss and go upstream again). e must be an entry not yet stored, and
+// must not change afterwards: Set replaces a byte slice that holds spare capacity (a compressor's output) by
+// a tight copy, so the budget pays for bytes in use. The store may still refuse the entry under pressure;
+// that is a later miss, never an error.
 func (c *Cache) Set(key string, e *Entry) error {
 	if e == nil {
 		return ErrNotStored
 	}
+	e.Body, e.Gzip, e.Brotli = tight(e.Body), tight(e.Gzip), tight(e.Brotli)
 	cost := e.size()
-	if cost > c.opt.MaxBytes/2 {
+	if cost > c.store.MaxCost()/2 {
 		return ErrNotStored
 	}
 	if e.Stored.IsZero() {
@@ -531,7 +531,8 @@ func (c *Cache) Stats() Stats {
 	}
 }
 
-func (c *Cache) bytes() int64 { return c.store.MaxCost() - c.store.RemainingCost() }
+// bytes is the memory the cache counts against MaxBytes now: its fixed tables and its entries.
+func (c *Cache) bytes() int64 { return c.fixed + c.store.MaxCost() - c.store.RemainingCost() }
 
 // Close stops the store's goroutines; the cache must not be used afterwards.
 func (c *Cache) Close() {

@@ -143,7 +143,7 @@ type Redis struct {
 // Cache configures the gateway's response cache.
 type Cache struct {
 	Enabled      bool          // default true
-	MaxBytes     int64         // memory budget of cached bodies; default 256MiB
+	MaxBytes     int64         // memory budget of the response cache, the heap it holds; default 256MiB
 	TTL          time.Duration // freshness of a cached GET; default 30s
 	StaleIfError time.Duration // how long a stale entry may stand in when the upstream fails; default 5m; 0 = never
 	// ReplicaLease is how long a replica on the Redis bus may serve hits after it last proved it has applied

@@ -175,7 +175,7 @@ const contractExample = `upstream:
   max_idle_conns: 512
 cache:
   enabled: true
-  max_bytes: 256MiB                # memory budget of cached bodies
+  max_bytes: 256MiB                # memory budget of the response cache: the heap it holds
   ttl: 30s                         # freshness of a cached GET
   stale_if_error: 5m               # how long a stale entry may stand in when the upstream fails
   scope: account                   # account: entries shared by the verified users of one api_key; user: per user

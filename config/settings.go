@@ -77,7 +77,7 @@ var settings = []*setting{
 		field: func(c *Config) any { return &c.Redis.Namespace }},
 
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
-	{path: "cache.max_bytes", help: "memory budget of cached bodies", field: func(c *Config) any { return &c.Cache.MaxBytes }},
+	{path: "cache.max_bytes", help: "memory budget of the response cache: the heap its entries and tables hold", field: func(c *Config) any { return &c.Cache.MaxBytes }},
 	{path: "cache.ttl", help: "freshness of a cached GET", field: func(c *Config) any { return &c.Cache.TTL }},
 	{path: "cache.replica_lease", help: "with Redis: how long a replica serves cached reads after it last proved it heard every invalidation, and the longest a write waits for a replica that does not acknowledge it", field: func(c *Config) any { return &c.Cache.ReplicaLease }},
 	{path: "cache.stale_if_error", help: "how long a stale entry may stand in when the upstream fails; 0 = never", field: func(c *Config) any { return &c.Cache.StaleIfError }},

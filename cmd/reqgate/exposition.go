@@ -115,7 +115,7 @@ var families = map[string]family{
 	"reqgate_cache_stale_total":          {"counter", "Stale entries served because the core failed (cache.stale_if_error)."},
 	"reqgate_cache_evictions_total":      {"counter", "Entries dropped to stay within cache.max_bytes."},
 	"reqgate_cache_invalidations_total":  {"counter", "Entries invalidated by writes, local or from other replicas."},
-	"reqgate_cache_bytes":                {"gauge", "Bytes of cached response bodies now."},
+	"reqgate_cache_bytes":                {"gauge", "Memory the response cache holds now (entries and tables), counted against cache.max_bytes."},
 	"reqgate_cache_bus_up":               {"gauge", "1 while the Redis invalidation channel works, else 0 (always 0 without Redis)."},
 	"reqgate_cache_bus_received_total":   {"counter", "Invalidations received from other replicas over Redis."},
 	"reqgate_cache_bus_errors_total":     {"counter", "Errors of the Redis invalidation channel."},
