@@ -3,7 +3,7 @@ package gateway
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/reqgate/reqgate/translate/xmlesc"
+	"github.com/reqgate/reqgate/internal/xmlesc"
 )
 
 // errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>, written byte
