@@ -131,7 +131,7 @@ func (u Upstream) URLs() []string { return splitList(u.URL) }
 // Redis is the shared Redis of the gateway replicas.
 type Redis struct {
 	URL     string        // redis://[user:password@]host:port/db, rediss:// or unix://; "" = none (in-process)
-	Timeout time.Duration // dial, read and write timeout of the client; default 1s
+	Timeout time.Duration // dial, read and write timeout of the client, each unless URL sets it; default 1s
 	// PasswordFile is a file holding the password of a URL that names none, so that the password is neither
 	// on the command line nor in the config file. Default none.
 	PasswordFile string

@@ -3,9 +3,10 @@
 // file beats the defaults), and refuses bad input at start with the key's path, the reason and where the value
 // came from (flag, environment variable, or file:line).
 //
-// The package imports nothing of the project but its YAML walker (config/yamlnode, which core/accounts shares):
-// it returns plain, resolved types (Config, Policy, Override) that cmd/reqgate converts for the core, the
-// gateway and the rate limiter. Default is the only place a default value is written; the packages take
+// The package imports nothing of the project but packages under internal/ (the YAML walker, which core/accounts
+// shares, and the Redis namespace rule): it returns plain, resolved types (Config, Policy, Override) that the
+// packages it configures map to their options (gateway.OptionsFrom, ratelimit.OptionsFrom, api.OptionsFrom), so
+// they may import it and it none of them. Default is the only place a default value is written; the packages take
 // complete values and refuse impossible ones.
 //
 // Every scalar key of the file can also be given as an environment variable named REQGATE_ followed by its path

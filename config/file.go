@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/reqgate/reqgate/config/yamlnode"
+	"github.com/reqgate/reqgate/internal/yamlnode"
 )
 
 // Limits on the file, so a wrong or hostile file costs little.

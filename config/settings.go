@@ -72,7 +72,7 @@ var settings = []*setting{
 		help: "Redis `URL` for shared rate limits and cache invalidation; a core publishes account changes on it (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
 	{path: "redis.password_file", flag: "redis-password-file", roles: allRoles,
 		help: "`FILE` holding the password of a redis.url that names none", field: func(c *Config) any { return &c.Redis.PasswordFile }},
-	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client", field: func(c *Config) any { return &c.Redis.Timeout }},
+	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client, each unless redis.url sets it", field: func(c *Config) any { return &c.Redis.Timeout }},
 	{path: "redis.namespace", help: "prefix of every Redis key and channel of this deployment (its gateways and core alike), so that deployments sharing one Redis share nothing; empty = none",
 		field: func(c *Config) any { return &c.Redis.Namespace }},
 

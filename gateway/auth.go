@@ -11,8 +11,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/reqgate/reqgate/cache/credkey"
-	"github.com/reqgate/reqgate/cache/ttlmap"
+	"github.com/reqgate/reqgate/internal/credkey"
+	"github.com/reqgate/reqgate/internal/ttlmap"
 	"github.com/reqgate/reqgate/internal/wire"
 )
 

@@ -3,8 +3,22 @@ package gateway
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/reqgate/reqgate/translate/xmlesc"
+	"github.com/reqgate/reqgate/internal/xmlesc"
+	"github.com/reqgate/reqgate/translate"
 )
+
+// respondError answers with status and an error body in the caller's representation.
+func (g *Gateway) respondError(x *exchange, status int, message string) {
+	if !x.json {
+		writeXMLError(x.ctx, status, message)
+		return
+	}
+	ctx := x.ctx
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(translate.ContentTypeJSON)
+	ctx.SetBody(translate.ErrorJSON(message))
+}
 
 // errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>, written byte
 // for byte as the core writes its own (same layout, same escaping by package xmlesc), so that a caller

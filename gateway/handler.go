@@ -18,14 +18,6 @@ import (
 	"github.com/reqgate/reqgate/gateway/route"
 )
 
-// X-Cache values.
-const (
-	cacheHit    = "HIT"
-	cacheMiss   = "MISS"
-	cacheStale  = "STALE"
-	cacheBypass = "BYPASS"
-)
-
 // exchange is the state of one request as it passes the stages, with buffers of its own. Exchanges are
 // pooled: nothing may keep a pointer to one, or a string of its buffers, past the request.
 type exchange struct {
@@ -284,37 +276,4 @@ func scanHeaders(h *fasthttp.RequestHeader) (r requestHeaders) {
 		}
 	}
 	return r
-}
-
-// corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true). A listed
-// origin is reflected with credentials allowed; "*" allows every other origin without credentials.
-func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
-	ctx := x.ctx
-	if len(origin) == 0 {
-		return false
-	}
-	x.addHeader("Vary", "Origin")
-	switch o := string(origin); {
-	case o == "null":
-		// Sandboxed frames, file: pages and redirects all send "null": allowing it allows anyone.
-		return false
-	case x.live.corsOrigins[o]:
-		x.addHeader("Access-Control-Allow-Origin", o)
-		x.addHeader("Access-Control-Allow-Credentials", "true")
-	case x.live.corsOrigins["*"]:
-		// Any origin, but never with the browser's own credentials: a page that sends Authorization itself
-		// still works (Access-Control-Allow-Headers below), and no site rides on a logged-in browser.
-		x.addHeader("Access-Control-Allow-Origin", "*")
-	default:
-		return false
-	}
-	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, ETag")
-	if ctx.IsOptions() && len(ctx.Request.Header.Peek("Access-Control-Request-Method")) > 0 {
-		x.addHeader("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-		x.addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id, Cache-Control, Idempotency-Key, If-Match, If-None-Match, If-Unmodified-Since")
-		x.addHeader("Access-Control-Max-Age", "600")
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
-		return true
-	}
-	return false
 }

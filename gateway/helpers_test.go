@@ -23,41 +23,15 @@ type testGateway struct {
 	URL string
 }
 
-// configured are the options cmd/reqgate gives the gateway under the default configuration, but with the
-// cache off: a test turns it on (cachedOptions) where it is about the cache.
+// configured are the options cmd/reqgate gives the gateway under the default configuration (OptionsFrom), but
+// with the cache off: a test turns it on (cachedOptions) where it is about the cache.
 func configured() Options {
-	c := config.Default(config.RoleGateway)
-	return Options{
-		Upstreams:        c.Upstream.URLs(),
-		UpstreamTimeout:  c.Upstream.Timeout,
-		SlowStart:        c.Upstream.SlowStart,
-		QueueTimeout:     c.Upstream.QueueTimeout,
-		MaxIdleConns:     c.Upstream.MaxIdleConns,
-		MaxConnWait:      c.Upstream.MaxConnWait,
-		MaxBodyBytes:     int(c.Server.MaxBodyBytes),
-		BodyBudget:       c.Server.BodyBudget,
-		BodyShare:        c.Server.BodyShare,
-		MinUploadRate:    c.Server.MinUploadRate,
-		UploadGrace:      c.Server.UploadGrace,
-		MaxConns:         c.Server.MaxConns,
-		MaxConnsPerIP:    c.Server.MaxConnsPerIP,
-		MaxResponseBytes: int(c.Upstream.MaxResponseBytes),
-		ReadTimeout:      c.Server.ReadTimeout,
-		WriteTimeout:     c.Server.WriteTimeout,
-		IdleTimeout:      c.Server.IdleTimeout,
-		Cache: CacheOptions{MaxBytes: c.Cache.MaxBytes, TTL: c.Cache.TTL, StaleIfError: c.Cache.StaleIfError, ReplicaLease: c.Cache.ReplicaLease,
-			Scope: c.Cache.Scope},
-		AuthTTL:               c.Auth.TTL,
-		MaxUserFailures:       c.Auth.MaxUserFailures,
-		MaxIPFailures:         c.Auth.MaxIPFailures,
-		MaxUserFailuresAllIPs: c.Auth.MaxUserFailuresAllIPs,
-		FailureWindow:         c.Auth.FailureWindow,
-		MaxInflightPerAccount: c.Upstream.MaxInflightPerAccount,
-		KnownAddressTTL:       c.Auth.KnownAddressTTL,
-		MaxLoginDelay:         c.Auth.MaxLoginDelay,
-		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
-		RejectStatus:          c.RateLimit.RejectStatus,
+	o, err := OptionsFrom(config.Default(config.RoleGateway))
+	if err != nil {
+		panic(err) // the default configuration is valid
 	}
+	o.Cache.Enabled = false
+	return o
 }
 
 // withConfig is opt with the fields it leaves zero taken from configured.

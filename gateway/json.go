@@ -17,19 +17,6 @@ import (
 // reaches the core. The cache keeps the JSON form of a read as its own entry, so a cached JSON read costs no
 // translation; a JSON read whose XML form is cached is translated once and stored.
 
-// respondError answers with status and an error body in the caller's representation.
-func (g *Gateway) respondError(x *exchange, status int, message string) {
-	if !x.json {
-		writeXMLError(x.ctx, status, message)
-		return
-	}
-	ctx := x.ctx
-	ctx.Response.Reset()
-	ctx.SetStatusCode(status)
-	ctx.SetContentType(translate.ContentTypeJSON)
-	ctx.SetBody(translate.ErrorJSON(message))
-}
-
 // translateRequest turns a JSON request body into XML in place. It returns false after answering 400, an
 // empty body included: it is malformed JSON like any other.
 func (g *Gateway) translateRequest(x *exchange) bool {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reqgate/reqgate/cache/ttlmap"
+	"github.com/reqgate/reqgate/internal/ttlmap"
 )
 
 // Known addresses: where a user has logged in before. The failed-login limit of a user from all addresses

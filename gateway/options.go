@@ -23,7 +23,7 @@ const (
 )
 
 // Options carry everything the gateway takes from the configuration. The configured values come resolved
-// from package config, which alone holds their defaults (cmd/reqgate maps them); New refuses an impossible
+// from package config, which alone holds their defaults (OptionsFrom maps them); New refuses an impossible
 // one rather than putting a default in its place. Only the fields that are no configuration key (HealthTimeout,
 // MaxFailureKeys, MaxKnownUsers, FailureStoreTimeout, Logger, Now) take a value of their own when zero.
 type Options struct {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -259,4 +260,45 @@ func containsToken(v []byte, tok string) bool {
 		}
 	}
 	return false
+}
+
+// X-Cache values.
+const (
+	cacheHit    = "HIT"
+	cacheMiss   = "MISS"
+	cacheStale  = "STALE"
+	cacheBypass = "BYPASS"
+)
+
+// cacheHeaders sets X-Cache and Age on a cacheable read.
+func (g *Gateway) cacheHeaders(x *exchange, age time.Duration) {
+	if x.cacheRes == "" {
+		return
+	}
+	// SetCanonical with names already canonical: this runs on every hit, and Set would normalise them again.
+	var buf [20]byte
+	h := &x.ctx.Response.Header
+	h.SetCanonical(headerXCache, cacheValue(x.cacheRes))
+	h.SetCanonical(headerAge, strconv.AppendInt(buf[:0], max(int64(age/time.Second), 0), 10))
+}
+
+var (
+	headerXCache = []byte("X-Cache")
+	headerAge    = []byte("Age")
+	valueHit     = []byte(cacheHit)
+	valueMiss    = []byte(cacheMiss)
+	valueStale   = []byte(cacheStale)
+	valueBypass  = []byte(cacheBypass)
+)
+
+func cacheValue(res string) []byte {
+	switch res {
+	case cacheHit:
+		return valueHit
+	case cacheStale:
+		return valueStale
+	case cacheBypass:
+		return valueBypass
+	}
+	return valueMiss
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
@@ -22,7 +23,7 @@ func mirroredLimiter(t *testing.T, clk *testClock, withRedis bool, policy rateli
 	opt := ratelimittest.With(ratelimit.Options{RejectStatus: http.StatusServiceUnavailable, Now: clk.Now,
 		Policies: []ratelimit.Policy{policy}})
 	if withRedis {
-		o, err := ratelimit.RedisOptions(redistest.Start(t).URL())
+		o, err := ratelimit.RedisOptions(redistest.Start(t).URL(), config.Default(config.RoleGateway).Redis.Timeout)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,23 +14,25 @@ import (
 // switches every caller to the fallback for RedisBackoff, then one caller probes Redis again.
 
 // RedisOptions parses a redis:// URL into client options suited to the limiter: deadlines from the context reach
-// the socket, one retry at most, dial, read and write timeouts of 1 s unless the URL sets them (a dial timeout
-// above 1 s is lowered). The limiter bounds each call by RedisTimeout itself; these bound the calls it abandons.
-func RedisOptions(url string) (*redis.Options, error) {
+// the socket, one retry at most. The dial, read and write timeouts are those the URL sets (dial_timeout,
+// read_timeout, write_timeout: an operator's explicit choice wins), and timeout (redis.timeout) for those it
+// does not; timeout must be > 0. The limiter bounds each call by RedisTimeout itself; these bound the calls it
+// abandons.
+func RedisOptions(url string, timeout time.Duration) (*redis.Options, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("redis timeout %v: must be > 0", timeout)
+	}
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse redis url: %w", err)
 	}
 	o.ContextTimeoutEnabled = true
 	o.MaxRetries = 1
-	if o.DialTimeout > time.Second || o.DialTimeout == 0 {
-		o.DialTimeout = time.Second
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = time.Second
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = time.Second
+	// ParseURL leaves a timeout the URL does not name at zero; one it names 0 is -1 (none), and stays.
+	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout} {
+		if *d == 0 {
+			*d = timeout
+		}
 	}
 	return o, nil
 }

@@ -28,7 +28,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // newClient returns a limiter-style client for srv, closed when the test ends.
 func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 	tb.Helper()
-	o, err := RedisOptions(srv.URL())
+	o, err := RedisOptions(srv.URL(), config.Default(config.RoleGateway).Redis.Timeout)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -37,12 +37,9 @@ func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 	return c
 }
 
-// configured are the options cmd/reqgate gives the limiter under the default configuration (without policies).
-func configured() Options {
-	rl := config.Default(config.RoleGateway).RateLimit
-	return Options{OnRedisError: rl.OnRedisError, RedisTimeout: rl.RedisTimeout, RedisBackoff: rl.RedisBackoff,
-		LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
-}
+// configured are the options cmd/reqgate gives the limiter under the default configuration (OptionsFrom),
+// without policies.
+func configured() Options { return OptionsFrom(config.Default(config.RoleGateway)) }
 
 // withConfig is opt with the fields it leaves zero taken from configured.
 func withConfig(opt Options) Options { return configtest.Overlay(configured(), opt) }

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/reqgate/reqgate/translate/xmlesc"
+	"github.com/reqgate/reqgate/internal/xmlesc"
 )
 
 // xmlDecl starts every document JSONToXML writes.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/reqgate/reqgate/translate/xmlesc"
+	"github.com/reqgate/reqgate/internal/xmlesc"
 )
 
 // Character data and attribute values of XML input: checked against XML 1.0, references resolved, line

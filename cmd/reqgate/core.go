@@ -96,7 +96,7 @@ func (n *coreNode) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // open opens the store (retrying an unreachable PostgreSQL for store.connect_timeout), applies the account
 // files (and the demo account to an empty store when the role is serve), then serves the XML interface.
 func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	proxies, err := coreProxies(cfg)
+	opt, err := apiOptions(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err := n.provision(ctx, cfg, log); err != nil {
 		return err
 	}
-	srv, err := api.New(st, apiOptions(cfg, log, proxies))
+	srv, err := api.New(st, opt)
 	if err != nil {
 		return err
 	}
@@ -126,21 +126,30 @@ func (n *coreNode) open(ctx context.Context, cfg *config.Config, log *slog.Logge
 	return nil
 }
 
-// apiOptions are the options of the core's XML interface.
-func apiOptions(cfg *config.Config, log *slog.Logger, proxies []netip.Prefix) api.Options {
-	return api.Options{
-		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
-		AuthTTL:        cfg.Auth.TTL,
-		SchemaTTL:      cfg.Core.SchemaTTL,
-		Logger:         log.With("part", "core"),
-		TrustedProxies: proxies,
+// apiOptions are the options of the core's XML interface, with the trusted proxies of the role.
+//
+// The core's trusted proxies are the networks whose X-Forwarded-Proto and X-Forwarded-Host it believes for
+// Location. Under `serve` that is the gateway in the same process, on loopback, and nobody else reaches the
+// core's internal port; the gateway's own trusted proxies are its business. Under `core` it is
+// server.trusted_proxies: the gateways and proxies in front of the core. The gateway rewrites a Location that
+// names the core's own address anyway, so a core that trusts no one still gives callers the right one through
+// the gateway; a core reached directly through a proxy needs the proxy listed.
+func apiOptions(cfg *config.Config, log *slog.Logger) (api.Options, error) {
+	o, err := api.OptionsFrom(cfg)
+	if err != nil {
+		return api.Options{}, err
 	}
+	if cfg.Role == config.RoleServe {
+		o.TrustedProxies = loopback
+	}
+	o.Logger = log.With("part", "core")
+	return o, nil
 }
 
 // reconfigure serves the XML interface anew with cfg's trusted proxies and schema TTL (a reload): requests
 // in flight finish on the old one, and the new one starts with nothing remembered.
 func (n *coreNode) reconfigure(cfg *config.Config, log *slog.Logger) error {
-	proxies, err := coreProxies(cfg)
+	opt, err := apiOptions(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -150,7 +159,7 @@ func (n *coreNode) reconfigure(cfg *config.Config, log *slog.Logger) error {
 	if st == nil || n.api.Load() == nil {
 		return errors.New("core: still starting")
 	}
-	srv, err := api.New(st, apiOptions(cfg, log, proxies))
+	srv, err := api.New(st, opt)
 	if err != nil {
 		return err
 	}
@@ -219,15 +228,10 @@ func (n *coreNode) connectBus(cfg *config.Config) error {
 	if cfg.Role != config.RoleCore || cfg.Redis.URL == "" {
 		return nil
 	}
-	u, err := cfg.RedisURL()
+	opt, err := ratelimit.RedisOptionsFrom(cfg)
 	if err != nil {
-		return fmt.Errorf("redis: %w", err)
+		return err
 	}
-	opt, err := ratelimit.RedisOptions(u)
-	if err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
 	n.rdb = redis.NewClient(opt)
 	n.bus = cache.NewPublisher(n.rdb, cfg.Redis.Namespace)
 	return nil
@@ -235,23 +239,6 @@ func (n *coreNode) connectBus(cfg *config.Config) error {
 
 // loopback are the networks of the gateway of `reqgate serve`, which reaches its core over loopback.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-
-// coreProxies are the networks whose X-Forwarded-Proto and X-Forwarded-Host the core believes for Location.
-// Under `serve` that is the gateway in the same process, on loopback, and nobody else reaches the core's
-// internal port; the gateway's own trusted proxies are its business. Under `core` it is
-// server.trusted_proxies: the gateways and proxies in front of the core. The gateway rewrites a Location
-// that names the core's own address anyway, so a core that trusts no one still gives callers the right one
-// through the gateway; a core reached directly through a proxy needs the proxy listed.
-func coreProxies(cfg *config.Config) ([]netip.Prefix, error) {
-	if cfg.Role == config.RoleServe {
-		return loopback, nil
-	}
-	out, err := config.ParseNetworks(cfg.Server.TrustedProxies)
-	if err != nil {
-		return nil, fmt.Errorf("server.trusted_proxies: %w", err)
-	}
-	return out, nil
-}
 
 // barMinRecords is the number of seed records from which applying account files draws a bar on a terminal:
 // below it the bar would only flash by at every start.

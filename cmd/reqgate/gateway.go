@@ -68,36 +68,27 @@ func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 // comma-separated list), traced by tr (nil: off). The caller keeps ln when it fails.
 func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, tr *tracing, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
-	if cfg.Redis.URL != "" {
-		u, err := cfg.RedisURL()
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		opt, err := ratelimit.RedisOptions(u)
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
-		n.rdb = redis.NewClient(opt)
+	opt, err := gateway.OptionsFrom(cfg)
+	if err != nil {
+		return nil, err
 	}
-	var limiter gateway.Limiter
+	if opt.Upstreams = (config.Upstream{URL: upstream}).URLs(); len(opt.Upstreams) == 0 {
+		return nil, errors.New("gateway: no upstream URL")
+	}
+	if cfg.Redis.URL != "" {
+		ro, err := ratelimit.RedisOptionsFrom(cfg)
+		if err != nil {
+			return nil, err
+		}
+		n.rdb = redis.NewClient(ro)
+	}
 	if len(cfg.RateLimit.Policies) > 0 {
 		l, err := ratelimit.New(limiterOptions(cfg, n.rdb, log))
 		if err != nil {
 			n.closeRedis()
 			return nil, fmt.Errorf("ratelimit: %w", err)
 		}
-		limiter, n.limiter = l, l
-	}
-	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
-	if err != nil {
-		n.closeRedis()
-		return nil, fmt.Errorf("server.trusted_proxies: %w", err)
-	}
-	urls := config.Upstream{URL: upstream}.URLs()
-	if len(urls) == 0 {
-		n.closeRedis()
-		return nil, errors.New("gateway: no upstream URL")
+		opt.Limiter, n.limiter = l, l
 	}
 	if cfg.Server.TLSCertFile != "" {
 		h, err := certs.Load(cfg.Server.TLSCertFile, cfg.Server.TLSKeyFile)
@@ -108,52 +99,12 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		n.certs = h
 		logCertificate(log, "tls certificate loaded", h)
 	}
-	gw, err := gateway.New(gateway.Options{
-		Upstreams:        urls,
-		HealthInterval:   healthInterval,
-		UpstreamTimeout:  cfg.Upstream.Timeout,
-		SlowStart:        cfg.Upstream.SlowStart,
-		QueueTimeout:     cfg.Upstream.QueueTimeout,
-		MaxIdleConns:     cfg.Upstream.MaxIdleConns,
-		MaxConnWait:      cfg.Upstream.MaxConnWait,
-		MaxBodyBytes:     int(cfg.Server.MaxBodyBytes),
-		BodyBudget:       cfg.Server.BodyBudget,
-		BodyShare:        cfg.Server.BodyShare,
-		MinUploadRate:    cfg.Server.MinUploadRate,
-		UploadGrace:      cfg.Server.UploadGrace,
-		MaxConns:         cfg.Server.MaxConns,
-		MaxConnsPerIP:    cfg.Server.MaxConnsPerIP,
-		MaxResponseBytes: int(cfg.Upstream.MaxResponseBytes),
-		ReadTimeout:      cfg.Server.ReadTimeout,
-		WriteTimeout:     cfg.Server.WriteTimeout,
-		IdleTimeout:      cfg.Server.IdleTimeout,
-		TrustedProxies:   proxies,
-		Cache: gateway.CacheOptions{
-			Enabled:      cfg.Cache.Enabled,
-			MaxBytes:     cfg.Cache.MaxBytes,
-			TTL:          cfg.Cache.TTL,
-			StaleIfError: cfg.Cache.StaleIfError,
-			ReplicaLease: cfg.Cache.ReplicaLease,
-			Scope:        cfg.Cache.Scope,
-		},
-		AuthTTL:               cfg.Auth.TTL,
-		MaxUserFailures:       cfg.Auth.MaxUserFailures,
-		MaxIPFailures:         cfg.Auth.MaxIPFailures,
-		MaxUserFailuresAllIPs: cfg.Auth.MaxUserFailuresAllIPs,
-		FailureWindow:         cfg.Auth.FailureWindow,
-		MaxInflightPerAccount: cfg.Upstream.MaxInflightPerAccount,
-		KnownAddressTTL:       cfg.Auth.KnownAddressTTL,
-		MaxLoginDelay:         cfg.Auth.MaxLoginDelay,
-		MaxDelayedLogins:      cfg.Auth.MaxDelayedLogins,
-		RejectStatus:          cfg.RateLimit.RejectStatus,
-		Redis:                 n.rdb,
-		RedisNamespace:        cfg.Redis.Namespace,
-		Limiter:               limiter,
-		CORSOrigins:           cfg.CORS.AllowedOrigins,
-		Logger:                log.With("part", "gateway"),
-		AccessLog:             access,
-		Tracer:                tr.tracer(gatewayScope),
-	})
+	opt.HealthInterval = healthInterval
+	opt.Redis = n.rdb
+	opt.Logger = log.With("part", "gateway")
+	opt.AccessLog = access
+	opt.Tracer = tr.tracer(gatewayScope)
+	gw, err := gateway.New(opt)
 	if err != nil {
 		n.closeRedis()
 		return nil, err
@@ -186,15 +137,9 @@ func (n *gatewayNode) nextLimiter(start, next *config.Config, log *slog.Logger) 
 
 // reconfigure applies the live settings of cfg to the serving gateway, with limiter (from nextLimiter).
 func (n *gatewayNode) reconfigure(cfg *config.Config, limiter *ratelimit.Limiter) error {
-	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	l, err := gateway.LiveFrom(cfg)
 	if err != nil {
 		return err
-	}
-	l := gateway.Live{
-		TrustedProxies:    proxies,
-		CORSOrigins:       cfg.CORS.AllowedOrigins,
-		CacheTTL:          cfg.Cache.TTL,
-		CacheStaleIfError: cfg.Cache.StaleIfError,
 	}
 	if limiter != nil {
 		l.Limiter = limiter // a nil *Limiter in the interface would not read as "no limiter"
@@ -214,28 +159,11 @@ func (n *gatewayNode) serve(ln net.Listener) error {
 	return n.gw.Serve(ln)
 }
 
-// limiterOptions converts the ratelimit section of the configuration.
+// limiterOptions are the limiter's options of cfg, on rdb (nil: in process).
 func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) ratelimit.Options {
-	rl := cfg.RateLimit
-	o := ratelimit.Options{
-		Redis:          rdb,
-		RedisNamespace: cfg.Redis.Namespace,
-		OnRedisError:   rl.OnRedisError,
-		RedisTimeout:   rl.RedisTimeout,
-		RedisBackoff:   rl.RedisBackoff,
-		LocalReplicas:  rl.LocalReplicas,
-		MaxHeld:        rl.MaxHeld,
-		RejectStatus:   rl.RejectStatus,
-		Logger:         log.With("part", "ratelimit"),
-	}
-	for _, p := range rl.Policies {
-		o.Policies = append(o.Policies, ratelimit.Policy{Name: p.Name, Key: p.Key, Limit: p.Limit,
-			Period: p.Period, Burst: p.Burst, MaxDelay: p.MaxDelay, Algorithm: p.Algorithm, Block: p.Block})
-	}
-	for _, v := range rl.Overrides {
-		o.Overrides = append(o.Overrides, ratelimit.Override{APIKey: v.APIKey, Policy: v.Policy, Limit: v.Limit,
-			Period: v.Period, Burst: v.Burst})
-	}
+	o := ratelimit.OptionsFrom(cfg)
+	o.Redis = rdb
+	o.Logger = log.With("part", "ratelimit")
 	return o
 }
 

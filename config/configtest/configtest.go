@@ -25,3 +25,30 @@ func overlay(base, over reflect.Value) {
 		}
 	}
 }
+
+// ZeroFields lists the exported fields of the struct v that hold the zero value, nested structs walked (a path
+// such as "Cache.TTL"), except those named in skip. A test of a package's mapping from the configuration fills
+// every key and expects no field but those that are no configuration key (skip) to be left zero.
+func ZeroFields(v any, skip ...string) []string {
+	skipped := map[string]bool{}
+	for _, s := range skip {
+		skipped[s] = true
+	}
+	var out []string
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		for i := range v.NumField() {
+			f, sf := v.Field(i), v.Type().Field(i)
+			name := prefix + sf.Name
+			switch {
+			case !sf.IsExported() || skipped[name]:
+			case f.Kind() == reflect.Struct:
+				walk(name+".", f)
+			case f.IsZero():
+				out = append(out, name)
+			}
+		}
+	}
+	walk("", reflect.ValueOf(v))
+	return out
+}

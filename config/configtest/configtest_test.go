@@ -40,3 +40,24 @@ func TestOverlay(t *testing.T) {
 		})
 	}
 }
+
+func TestZeroFields(t *testing.T) {
+	tests := []struct {
+		name string
+		v    options
+		skip []string
+		want []string
+	}{
+		{"all set", options{Name: "a", N: 1, List: []string{"x"}, Inner: inner{On: true, TTL: 1}}, nil, nil},
+		{"nested zero", options{Name: "a", N: 1, List: []string{"x"}, Inner: inner{On: true}}, nil, []string{"Inner.TTL"}},
+		{"skipped", options{Name: "a"}, []string{"N", "Inner"}, []string{"List"}},
+		{"unexported ignored", options{Name: "a", N: 1, List: []string{"x"}, Inner: inner{On: true, TTL: 1}}, []string{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ZeroFields(tt.v, tt.skip...); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

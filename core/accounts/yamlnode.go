@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/reqgate/reqgate/config/yamlnode"
+	"github.com/reqgate/reqgate/internal/yamlnode"
 )
 
 // Limits that keep a hostile or broken file from costing much: the file's size, and the number of YAML nodes

@@ -14,9 +14,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/reqgate/reqgate/cache/credkey"
-	"github.com/reqgate/reqgate/cache/ttlmap"
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/credkey"
+	"github.com/reqgate/reqgate/internal/ttlmap"
 )
 
 // maxAuthEntries bounds the credential cache; when it is full, expired entries go first, then everything.

@@ -9,10 +9,13 @@ import (
 	"github.com/reqgate/reqgate/core"
 )
 
-// configured are the options cmd/reqgate gives the core under the default configuration.
+// configured are the options cmd/reqgate gives the core under the default configuration (OptionsFrom).
 func configured() Options {
-	c := config.Default(config.RoleCore)
-	return Options{MaxBodyBytes: c.Server.MaxBodyBytes, AuthTTL: c.Auth.TTL, SchemaTTL: c.Core.SchemaTTL}
+	o, err := OptionsFrom(config.Default(config.RoleCore))
+	if err != nil {
+		panic(err) // the default configuration is valid
+	}
+	return o
 }
 
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/reqgate/reqgate/translate/xmlesc"
+	"github.com/reqgate/reqgate/internal/xmlesc"
 )
 
 // xmlw builds an XML document by appending to a byte slice: faster than encoding/xml for the fixed shapes

@@ -96,10 +96,14 @@ func provision(ctx context.Context, st core.Store, yaml string) error {
 	return accounts.SeedDemoHistory(ctx, st)
 }
 
-// APIOptions are the options cmd/reqgate gives the core's API under the default configuration.
+// APIOptions are the options cmd/reqgate gives the core's API under the default configuration
+// (api.OptionsFrom).
 func APIOptions() api.Options {
-	c := config.Default(config.RoleCore)
-	return api.Options{MaxBodyBytes: c.Server.MaxBodyBytes, AuthTTL: c.Auth.TTL, SchemaTTL: c.Core.SchemaTTL}
+	o, err := api.OptionsFrom(config.Default(config.RoleCore))
+	if err != nil {
+		panic(err) // the default configuration is valid
+	}
+	return o
 }
 
 // serve starts the HTTP server over st on ln.

@@ -9,11 +9,12 @@ import (
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
-// Options are the options cmd/reqgate gives the limiter under the default configuration, with policies.
+// Options are the options cmd/reqgate gives the limiter under the default configuration
+// (ratelimit.OptionsFrom), with policies.
 func Options(policies ...ratelimit.Policy) ratelimit.Options {
-	rl := config.Default(config.RoleGateway).RateLimit
-	return ratelimit.Options{Policies: policies, OnRedisError: rl.OnRedisError, RedisTimeout: rl.RedisTimeout,
-		RedisBackoff: rl.RedisBackoff, LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
+	o := ratelimit.OptionsFrom(config.Default(config.RoleGateway))
+	o.Policies = policies
+	return o
 }
 
 // With is opt with the fields it leaves zero taken from Options.

@@ -1,7 +1,7 @@
 // Package xmlesc escapes text for XML 1.0 documents by the one rule every XML writer of reqgate follows:
 // the core's documents, the gateway's error bodies (which must read exactly like the core's), and XML
-// translated from JSON. It lives beside package translate, the XML package of the gateway, so that the core
-// may import it too.
+// translated from JSON. It is internal, not part of package translate, so that the core may import it without
+// reaching into the gateway's packages.
 //
 // The rule, for character data and attribute values alike: & < > " and ' are always escaped, so a text
 // reads the same wherever it is put; a carriage return is written as &#xD;, because an XML reader turns a
