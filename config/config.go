@@ -59,6 +59,12 @@ type Server struct {
 	BodyBudget      int64         // bytes of request bodies held at once, all requests together; default 64MiB
 	MaxConns        int           // open client connections; default 10000
 	MaxConnsPerIP   int           // open client connections of one client IP (trusted proxies exempt); default 256
+	// MaxConnsPerPrefix bounds the open client connections of one client network, an IPv4 /24 or an IPv6 /64
+	// (trusted proxies exempt); default 1024.
+	MaxConnsPerPrefix int
+	// HeaderTimeout bounds the time a request head takes to arrive, from its first byte or, on a new
+	// connection, from its acceptance; default 5s; 0 = only ReadTimeout.
+	HeaderTimeout time.Duration
 	// TrustedProxies are the networks (CIDR, or a single IP) of the proxies in front of the gateway, or of
 	// the gateways and proxies in front of a `reqgate core`: only from them are X-Forwarded-Proto and
 	// X-Forwarded-Host believed (and, by the gateway, X-Forwarded-For). Default none.
@@ -205,14 +211,16 @@ func Default(role string) *Config {
 		Admin:       Admin{PProf: true},
 		DB:          "./data/reqgate.db",
 		Server: Server{
-			ReadTimeout:     30 * time.Second,
-			WriteTimeout:    30 * time.Second,
-			IdleTimeout:     60 * time.Second,
-			ShutdownTimeout: 15 * time.Second,
-			MaxBodyBytes:    1 << 20,
-			BodyBudget:      64 << 20,
-			MaxConns:        10_000,
-			MaxConnsPerIP:   256,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       60 * time.Second,
+			ShutdownTimeout:   15 * time.Second,
+			MaxBodyBytes:      1 << 20,
+			BodyBudget:        64 << 20,
+			MaxConns:          10_000,
+			MaxConnsPerIP:     256,
+			MaxConnsPerPrefix: 1024,
+			HeaderTimeout:     5 * time.Second,
 		},
 		Store: Store{ConnectTimeout: 30 * time.Second},
 		Log:   Log{Level: "info", Format: "json"},
