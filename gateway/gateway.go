@@ -230,6 +230,9 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	requestCounter(requestLabels{route: "unknown", code: status}).Inc()
 	writeXMLError(ctx, status, msg)
+	if status == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", "1")
+	}
 	ctx.SetConnectionClose()
 }
 
