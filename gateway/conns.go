@@ -378,8 +378,8 @@ func (l *connTable) choose(sample bool) victim {
 	return best
 }
 
-// tickFor is how often the sweeper looks at the table: often enough that a late head is closed within an
-// eighth of the head timeout past it.
+// tickFor is how often the sweeper looks at the table: often enough that a late head is closed within a
+// quarter of the head timeout (half a second at most) past it.
 func tickFor(headTimeout time.Duration) time.Duration {
 	if headTimeout <= 0 {
 		return 250 * time.Millisecond
@@ -402,7 +402,9 @@ func (l *connTable) sweep(stop <-chan struct{}) {
 		if l.headTimeout <= 0 {
 			continue
 		}
-		limit := l.headTimeout.Milliseconds()
+		// A head's start is stamped with the clock of the last tick, up to a tick before its first byte: a tick
+		// more makes sure no head is cut before its time.
+		limit := (l.headTimeout + tickFor(l.headTimeout)).Milliseconds()
 		l.mu.Lock()
 		for _, t := range l.all {
 			w := t.word.Load()
