@@ -201,9 +201,9 @@ func (g *Gateway) Stats() Stats {
 
 // serverError answers what fasthttp refuses before the handler runs: 413 for a body over the limit (the
 // core never sees it), 408 for a slow request (a head later than the head timeout among them), 503 for a
-// request head the connection table cut short to make room (conns.go), 431 for a header block over the read buffer, 505 for an
-// HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when the line guard
-// (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
+// request head the connection table cut short to make room (conns.go), 431 for a header block over the read
+// buffer, 505 for an HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when
+// the line guard (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
 // cannot tell where the next one starts.
 func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var status int

@@ -14,8 +14,8 @@ import (
 // handshake, and refuses one over a cap by closing it (a TLS client could not read the plain-text answers Serve
 // writes). The handshake runs when the server first reads a connection, within the head timeout (counted from
 // the connection's acceptance) and the server's ReadTimeout: a client that opens a connection and sends no
-// ClientHello is dropped when the first of them passes. The gateway answers over
-// HTTP/1.1 only; fasthttp has no HTTP/2.
+// ClientHello is dropped when the first of them passes. The gateway answers over HTTP/1.1 only; fasthttp has no
+// HTTP/2.
 func (g *Gateway) ServeTLS(ln net.Listener, config *tls.Config) error {
 	if config == nil {
 		return errors.New("gateway: serve TLS: no TLS configuration")
