@@ -77,8 +77,12 @@ type connTable struct {
 	refusal []byte                // written to a connection over a cap; nil closes it without a word (TLS)
 	full    []byte                // written to a connection refused at the global cap; nil: none (TLS)
 
-	start time.Time    // the table's clock counts milliseconds from here
-	clock atomic.Int64 // milliseconds since start, as of the sweeper's last tick
+	// The table's clock counts the milliseconds since start that the process ran: a stall (the process stopped,
+	// a VM paused) is left out, so that heads whose bytes arrived meanwhile are not taken for late. clock is its
+	// reading at the sweeper's last tick; stalled the time left out.
+	start   time.Time
+	clock   atomic.Int64
+	stalled atomic.Int64 // nanoseconds
 
 	mu      sync.Mutex
 	all     []*connTrack // open connections; each knows its index
@@ -183,7 +187,7 @@ func (l *connTable) Accept() (net.Conn, error) {
 		} // else not an IP connection (a test's in-memory listener): counted in all only
 		// Read from the clock once per connection, not per request: among the connections a flood keeps
 		// reopening, a new one must be told apart from those accepted a moment before it.
-		t.word.Store(pack(stateNew, time.Since(l.start).Milliseconds()))
+		t.word.Store(pack(stateNew, l.now()))
 		if !l.admit(t) {
 			continue
 		}
@@ -387,17 +391,31 @@ func tickFor(headTimeout time.Duration) time.Duration {
 	return min(max(headTimeout/8, 5*time.Millisecond), 250*time.Millisecond)
 }
 
-// sweep advances the table's clock and closes the connections whose head is late, until stop is closed.
+// now reads the table's clock exactly (the clock field is its reading at the last tick).
+func (l *connTable) now() int64 {
+	return (time.Since(l.start) - time.Duration(l.stalled.Load())).Milliseconds()
+}
+
+// sweep advances the table's clock and closes the connections whose head is late, until stop is closed. A tick
+// that comes more than two ticks after the one before marks a stall: the time beyond one tick is left out of the
+// clock.
 func (l *connTable) sweep(stop <-chan struct{}) {
-	tick := time.NewTicker(tickFor(l.headTimeout))
+	every := tickFor(l.headTimeout)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	last := time.Since(l.start)
 	for {
 		select {
 		case <-stop:
 			return
 		case <-tick.C:
 		}
-		now := time.Since(l.start).Milliseconds()
+		ran := time.Since(l.start)
+		if gap := ran - last; gap > 2*every {
+			l.stalled.Add(int64(gap - every))
+		}
+		last = ran
+		now := l.now()
 		l.clock.Store(now)
 		if l.headTimeout <= 0 {
 			continue
