@@ -426,8 +426,10 @@ func (l *connTable) sweep(stop <-chan struct{}) {
 		l.mu.Lock()
 		for _, t := range l.all {
 			w := t.word.Load()
+			// A connection the server has not read yet waits for the server, not for its client: its head, whose
+			// clock runs from the acceptance all the same, is judged once the server has begun to read it.
 			s, since := unpack(w)
-			if s != stateNew && s != stateHead || now-since < limit {
+			if s != stateHead || now-since < limit {
 				continue
 			}
 			if t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
