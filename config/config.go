@@ -69,6 +69,12 @@ type Server struct {
 	// Default 4KiB/s after 5s; a MinUploadRate of 0 = no minimum.
 	MinUploadRate int64
 	UploadGrace   time.Duration
+	// MaxConnsPerPrefix bounds the open client connections of one client network, an IPv4 /24 or an IPv6 /64
+	// (trusted proxies exempt); default 1024.
+	MaxConnsPerPrefix int
+	// HeaderTimeout bounds the time a request head takes to arrive, from its first byte or, on a new
+	// connection, from its acceptance; default 5s; 0 = only ReadTimeout.
+	HeaderTimeout time.Duration
 	// TrustedProxies are the networks (CIDR, or a single IP) of the proxies in front of the gateway, or of
 	// the gateways and proxies in front of a `reqgate core`: only from them are X-Forwarded-Proto and
 	// X-Forwarded-Host believed (and, by the gateway, X-Forwarded-For). Default none.
@@ -250,17 +256,19 @@ func Default(role string) *Config {
 		Admin:       Admin{},
 		DB:          "./data/reqgate.db",
 		Server: Server{
-			ReadTimeout:     30 * time.Second,
-			WriteTimeout:    30 * time.Second,
-			IdleTimeout:     60 * time.Second,
-			ShutdownTimeout: 15 * time.Second,
-			MaxBodyBytes:    1 << 20,
-			BodyBudget:      64 << 20,
-			BodyShare:       0.125,
-			MinUploadRate:   4 << 10,
-			UploadGrace:     5 * time.Second,
-			MaxConns:        10_000,
-			MaxConnsPerIP:   256,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       60 * time.Second,
+			ShutdownTimeout:   15 * time.Second,
+			MaxBodyBytes:      1 << 20,
+			BodyBudget:        64 << 20,
+			BodyShare:         0.125,
+			MinUploadRate:     4 << 10,
+			UploadGrace:       5 * time.Second,
+			MaxConns:          10_000,
+			MaxConnsPerIP:     256,
+			MaxConnsPerPrefix: 1024,
+			HeaderTimeout:     5 * time.Second,
 		},
 		Store: Store{ConnectTimeout: 30 * time.Second},
 		Log:   Log{Level: "info", Format: "json"},

@@ -36,6 +36,7 @@ var settings = []*setting{
 	{path: "admin.token_file", help: "`FILE` holding the bearer token of the admin endpoints but /healthz, /readyz, /metrics; reloaded like the TLS files", field: func(c *Config) any { return &c.Admin.TokenFile }},
 
 	{path: "server.read_timeout", help: "whole request read", field: func(c *Config) any { return &c.Server.ReadTimeout }},
+	{path: "server.header_timeout", help: "request head read, from its first byte or the connection's acceptance (late: 408, closed); 0 = read_timeout only", field: func(c *Config) any { return &c.Server.HeaderTimeout }},
 	{path: "server.write_timeout", help: "whole response write", field: func(c *Config) any { return &c.Server.WriteTimeout }},
 	{path: "server.idle_timeout", help: "idle keep-alive connection", field: func(c *Config) any { return &c.Server.IdleTimeout }},
 	{path: "server.shutdown_timeout", help: "grace period on SIGTERM", field: func(c *Config) any { return &c.Server.ShutdownTimeout }},
@@ -46,6 +47,7 @@ var settings = []*setting{
 	{path: "server.upload_grace", help: "time a request body may take before server.min_upload_rate applies", field: func(c *Config) any { return &c.Server.UploadGrace }},
 	{path: "server.max_conns", help: "open client connections", field: func(c *Config) any { return &c.Server.MaxConns }},
 	{path: "server.max_conns_per_ip", help: "open client connections of one client IP (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerIP }},
+	{path: "server.max_conns_per_prefix", help: "open client connections of one client network, IPv4 /24 or IPv6 /64 (trusted proxies exempt)", field: func(c *Config) any { return &c.Server.MaxConnsPerPrefix }},
 	{path: "server.trusted_proxies", help: "networks (CIDR or IP) of proxies whose X-Forwarded-For/-Proto/-Host the gateway (and the core role) believes", field: func(c *Config) any { return &c.Server.TrustedProxies }},
 	{path: "server.tls_cert_file", help: "PEM certificate (chain) `FILE` of the gateway's HTTPS listener; with server.tls_key_file", field: func(c *Config) any { return &c.Server.TLSCertFile }},
 	{path: "server.tls_key_file", help: "PEM private key `FILE` of the gateway's HTTPS listener; with server.tls_cert_file", field: func(c *Config) any { return &c.Server.TLSKeyFile }},

@@ -97,6 +97,7 @@ func (k *checker) listeners() {
 func (k *checker) server() {
 	s := k.c.Server
 	k.nonNegative("server.read_timeout", s.ReadTimeout)
+	k.nonNegative("server.header_timeout", s.HeaderTimeout)
 	k.nonNegative("server.write_timeout", s.WriteTimeout)
 	k.nonNegative("server.idle_timeout", s.IdleTimeout)
 	k.nonNegative("server.shutdown_timeout", s.ShutdownTimeout)
@@ -121,6 +122,10 @@ func (k *checker) server() {
 	}
 	if s.MaxConnsPerIP < 1 || s.MaxConnsPerIP > s.MaxConns {
 		k.fail("server.max_conns_per_ip", "must be between 1 and server.max_conns (%d)", s.MaxConns)
+	}
+	if s.MaxConnsPerPrefix < max(1, s.MaxConnsPerIP) {
+		// A network's cap below its addresses' would make the per-address cap a number that never counts.
+		k.fail("server.max_conns_per_prefix", "must be >= server.max_conns_per_ip (%d)", s.MaxConnsPerIP)
 	}
 	k.proxies(s.TrustedProxies)
 	k.tls(k.c.Role, s.TLSCertFile, s.TLSKeyFile)

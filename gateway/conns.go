@@ -1,95 +1,568 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
-var connsRefused = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total`)
+var (
+	refusedPerIP     = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_ip"}`)
+	refusedPerPrefix = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_prefix"}`)
+	refusedFull      = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="max_conns"}`)
+	connsShed        = metrics.GetOrCreateCounter(`reqgate_gateway_connections_shed_total`)
+	headTimeouts     = metrics.GetOrCreateCounter(`reqgate_gateway_header_timeouts_total`)
 
-// connLimiter caps the connections one client IP holds open at once, so that a single address cannot take the
-// gateway's connections (and the memory each one holds) from everyone else. Trusted proxies are exempt: every
-// caller behind them shares their address. A connection over the cap is answered 429 and closed at once.
-// Every connection it accepts is a *conn, which also carries the connection's credential memo.
-type connLimiter struct {
+	openConns atomic.Int64 // of every connection table in the process
+	_         = metrics.GetOrCreateGauge(`reqgate_gateway_connections_open`, func() float64 { return float64(openConns.Load()) })
+)
+
+// Prefix lengths under which client addresses share the per-network connection cap: an IPv4 /24, an IPv6 /64
+// (one host or one site usually holds the whole of either, so its addresses are one client's).
+const (
+	connPrefix4 = 24
+	connPrefix6 = 64
+)
+
+// connLimits are what the connection table enforces.
+type connLimits struct {
+	max         int           // open connections in all
+	perIP       int           // of one client address
+	perPrefix   int           // of one client network (connPrefix4, connPrefix6)
+	headTimeout time.Duration // to receive a request head; 0 = no bound of its own
+}
+
+// connTable is the listener of the public port: it keeps a record of every connection it accepted and is where
+// the connection limits hold, so that no client, however many addresses it has, can take the connections
+// (and the memory each holds) that others need.
+//
+//   - A client address holds at most perIP connections, a client network (/24, /64) at most perPrefix. Trusted
+//     proxies are exempt: every caller behind them shares their address. A connection over either cap is
+//     answered 429 and closed at once.
+//   - A request head must arrive whole within headTimeout, counted from the head's first byte or, on a new
+//     connection, from its acceptance (the TLS handshake included); a connection whose head is late gets 408
+//     and is closed, as HAProxy's "timeout http-request" does. An idle kept-alive connection keeps the
+//     server's idle timeout.
+//   - Near the global cap (its last sixteenth), each new connection first takes the place of a sheddable one:
+//     a connection the server waits on for a request head or reads one from, or an idle kept-alive one. Of
+//     those, the ones of the networks holding the most connections go first, the oldest (by when their head
+//     or idleness began) of equals first (shedOne). A connection being served is never shed, nor one the
+//     server has not read yet (its head may be waiting for a busy server). So a flood of unfinished heads from
+//     many addresses costs the flood its own oldest connections, not the new, well-behaved client its place.
+//     A connection keeps its place until its server has let go of it; a full table waits a moment for a place
+//     about to come back, and only when every place is taken by a connection being served is a new one
+//     refused (503).
+//
+// A connection moves between its states on the goroutine that serves it: its first read, the line guard
+// (strictconn.go), which reports the start and end of each head, and the server's ConnState hook, the end of
+// each exchange. Those are a few atomic operations per request, stamped with the table's own clock, advanced
+// by its sweeper: no request reads the system clock for it (an accept does, once per connection). The sweeper
+// closes late heads; shedding happens on accept.
+type connTable struct {
 	net.Listener
-	perIP   int
+	connLimits
 	exempt  func() []netip.Prefix // the trusted proxies in force
+	open    *atomic.Int64         // the gateway's count of open connections (Stats)
+	refusal []byte                // written to a connection over a cap; nil closes it without a word (TLS)
+	full    []byte                // written to a connection refused at the global cap; nil: none (TLS)
+
+	// The table's clock counts the milliseconds since start that the process ran: a stall (the process stopped,
+	// a VM paused) is left out, so that heads whose bytes arrived meanwhile are not taken for late. clock is its
+	// reading at the sweeper's last tick; stalled the time left out.
+	start   time.Time
+	clock   atomic.Int64
+	stalled atomic.Int64 // nanoseconds
+
 	mu      sync.Mutex
-	open    map[netip.Addr]int
-	refusal []byte // written to a refused connection; nil closes it without a word (TLS)
+	all     []*connTrack // open connections; each knows its index
+	perAddr map[netip.Addr]int
+	perNet  map[netip.Prefix]int
+	// noneAt is the clock plus one of the last tick in which a look at the whole table found nothing to shed:
+	// the table is not looked at again before the next tick, so that a table full of connections being served
+	// costs an accept no more than one look per tick.
+	noneAt int64
+	// closing counts the connections the table closed whose server has not let go of them yet: they keep their
+	// place until then, so that the table never admits more connections than the server serves.
+	closing  int
+	released chan struct{} // a place was given back (capacity 1)
+	// fresh counts the connections not yet read by their server (stateNew): they cannot be shed yet, but will
+	// be sheddable or served in a moment.
+	fresh atomic.Int64
 }
 
-func limitConns(ln net.Listener, perIP int, exempt func() []netip.Prefix) *connLimiter {
-	return &connLimiter{Listener: ln, perIP: perIP, exempt: exempt, open: make(map[netip.Addr]int),
-		refusal: []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n" +
-			"Content-Length: 52\r\nConnection: close\r\n\r\nToo many connections from this address; retry later.")}
+const (
+	stateNew     = iota // accepted, not yet read by the server (its worker may not have run yet)
+	stateHead           // the server waits for a request head, or reads one
+	stateServing        // a request head has been read: its request is being served
+	stateIdle           // kept alive between requests
+	stateClosed         // closed by the server, or by the table for a late head
+	stateShed           // closed by the table to make room
+)
+
+// connTrack is the table's record of one connection. Its word holds its state and since when (the table's
+// clock); only the goroutine serving the connection moves it between the open states; the table closes it (to
+// shed it, or for a late head) or the server does, whichever comes first.
+type connTrack struct {
+	word   atomic.Uint64 // since<<3 | state
+	idx    int           // in table.all, under table.mu; -1 once released
+	addr   netip.Addr
+	net    netip.Prefix
+	count  bool // counted per address and network
+	killed bool // closed by the table (under mu)
+	sock   net.Conn
+	table  *connTable
+
+	// Of the serving goroutine only.
+	state   uint64     // the state it last set
+	pending int        // request heads read whose exchange has not ended (pipelining)
+	guard   *lineGuard // the connection's line guard: whether a head is being read
 }
 
-func (l *connLimiter) Accept() (net.Conn, error) {
+func pack(state uint64, since int64) uint64 { return uint64(since)<<3 | state }
+
+func unpack(w uint64) (state uint64, since int64) { return w & 7, int64(w >> 3) }
+
+// closedState reports whether s is the state of a closed connection.
+func closedState(s uint64) bool { return s >= stateClosed }
+
+// victim is a sheddable connection as the table saw it: its state word then (one whose state changed since is
+// not shed) and the connections of its network.
+type victim struct {
+	t      *connTrack
+	word   uint64
+	weight int // connections its network held
+}
+
+// left notes that a connection left state s (for another, or closed).
+func (l *connTable) left(s uint64) {
+	if s == stateNew {
+		l.fresh.Add(-1)
+	}
+}
+
+func newConnTable(ln net.Listener, lim connLimits, exempt func() []netip.Prefix, open *atomic.Int64) *connTable {
+	return &connTable{Listener: ln, connLimits: lim, exempt: exempt, open: open, start: time.Now(),
+		released: make(chan struct{}, 1),
+		perAddr:  make(map[netip.Addr]int), perNet: make(map[netip.Prefix]int),
+		refusal: plainAnswer("429 Too Many Requests", "", "Too many connections from this address or its network; retry later."),
+		full:    plainAnswer("503 Service Unavailable", "Retry-After: 1\r\n", "The gateway is at its connection limit; retry."),
+	}
+}
+
+// plainAnswer is a whole plain-text response that closes the connection.
+func plainAnswer(status, header, text string) []byte {
+	return fmt.Appendf(nil, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n%s",
+		status, len(text), header, text)
+}
+
+// shedAt is the number of open connections from which a new one first sheds an old one.
+func (l *connTable) shedAt() int { return l.max - max(1, l.max/16) }
+
+func (l *connTable) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
-		if err != nil {
-			return &conn{Conn: c}, nil // not an IP connection (a test's in-memory listener): nothing to count
-		}
-		a := ap.Addr().Unmap()
-		if l.perIP <= 0 || inNetworks(a, l.exempt()) {
-			return &conn{Conn: c}, nil
-		}
-		l.mu.Lock()
-		n := l.open[a]
-		if n >= l.perIP {
-			l.mu.Unlock()
-			connsRefused.Inc()
-			if l.refusal != nil {
-				_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-				_, _ = c.Write(l.refusal)
+		t := &connTrack{sock: c, table: l}
+		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+			t.addr = ap.Addr().Unmap()
+			t.count = !inNetworks(t.addr, l.exempt())
+			bits := connPrefix6
+			if t.addr.Is4() {
+				bits = connPrefix4
 			}
-			_ = c.Close()
+			t.net, _ = t.addr.Prefix(bits)
+		} // else not an IP connection (a test's in-memory listener): counted in all only
+		// Read from the clock once per connection, not per request: among the connections a flood keeps
+		// reopening, a new one must be told apart from those accepted a moment before it.
+		t.word.Store(pack(stateNew, l.now()))
+		if !l.admit(t) {
 			continue
 		}
-		l.open[a] = n + 1
-		l.mu.Unlock()
-		return &conn{Conn: c, l: l, addr: a}, nil
+		if sc, ok := c.(*strictConn); ok {
+			sc.t, t.guard = t, &sc.guard
+		}
+		return &conn{Conn: c, t: t, l: l}, nil
 	}
 }
 
-func (l *connLimiter) done(a netip.Addr) {
+// admit enters a new connection in the table, or refuses it (answered and closed).
+func (l *connTable) admit(t *connTrack) bool {
+	var refusal []byte
 	l.mu.Lock()
-	if n := l.open[a]; n <= 1 {
-		delete(l.open, a)
-	} else {
-		l.open[a] = n - 1
+	switch {
+	case t.count && l.perAddr[t.addr] >= l.perIP:
+		refusedPerIP.Inc()
+		refusal = l.refusal
+	case t.count && l.perNet[t.net] >= l.perPrefix:
+		refusedPerPrefix.Inc()
+		refusal = l.refusal
+	default:
+		if len(l.all) >= l.shedAt() {
+			l.shedOne()
+		}
+		// A full table waits, a second at most, rather than refuse, while a place is about to come back: a
+		// connection being closed keeps its place until its server lets go of it, and one its server has not read
+		// yet becomes sheddable (or is served) once it is read.
+		for wait := time.Second; len(l.all) >= l.max && wait > 0; wait -= 10 * time.Millisecond {
+			if l.closing == 0 {
+				l.shedOne()
+			}
+			if l.closing == 0 && l.fresh.Load() == 0 {
+				break
+			}
+			l.mu.Unlock()
+			select {
+			case <-l.released:
+			case <-time.After(10 * time.Millisecond):
+			}
+			l.mu.Lock()
+		}
+		if len(l.all) < l.max {
+			l.add(t)
+			l.mu.Unlock()
+			return true
+		}
+		refusedFull.Inc()
+		refusal = l.full
 	}
+	l.mu.Unlock()
+	l.refuse(t.sock, refusal)
+	return false
+}
+
+func (l *connTable) refuse(c net.Conn, answer []byte) {
+	if answer != nil {
+		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = c.Write(answer)
+	}
+	_ = c.Close()
+}
+
+// add enters t in the table; under mu.
+func (l *connTable) add(t *connTrack) {
+	t.idx = len(l.all)
+	l.all = append(l.all, t)
+	l.fresh.Add(1)
+	l.open.Add(1)
+	openConns.Add(1)
+	if t.count {
+		l.perAddr[t.addr]++
+		l.perNet[t.net]++
+	}
+}
+
+// release takes t out of the table, once, when its server has closed it; under mu.
+func (l *connTable) release(t *connTrack) {
+	if t.idx < 0 {
+		return
+	}
+	last := l.all[len(l.all)-1]
+	l.all[t.idx], last.idx = last, t.idx
+	l.all[len(l.all)-1] = nil
+	l.all = l.all[:len(l.all)-1]
+	t.idx = -1
+	l.open.Add(-1)
+	openConns.Add(-1)
+	if t.count {
+		decrement(l.perAddr, t.addr)
+		decrement(l.perNet, t.net)
+	}
+	if t.killed {
+		l.closing--
+	}
+	select {
+	case l.released <- struct{}{}:
+	default:
+	}
+}
+
+// kill closes t, whose state word it has just set to closed, and interrupts its reads; under mu. It keeps its
+// place until its server closes it (closed).
+func (l *connTable) kill(t *connTrack) {
+	t.killed = true
+	l.closing++
+	// The socket's own deadline is safe to set from any goroutine, and takes effect at once (deadlines.go).
+	_ = t.sock.SetReadDeadline(time.Unix(1, 0))
+}
+
+func decrement[K comparable](m map[K]int, k K) {
+	if n := m[k]; n <= 1 {
+		delete(m, k)
+	} else {
+		m[k] = n - 1
+	}
+}
+
+// closed releases t when the server closes its connection.
+func (l *connTable) closed(t *connTrack) {
+	for {
+		w := t.word.Load()
+		s, _ := unpack(w)
+		if closedState(s) {
+			break
+		}
+		if t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
+			l.left(s)
+			break
+		}
+	}
+	l.mu.Lock()
+	l.release(t)
 	l.mu.Unlock()
 }
 
-// conn is an accepted connection. A counted one (l set) gives its place back when closed, once however often
-// Close is called.
+// shedSample is how many connections, drawn at random, the table compares to choose the one to shed.
+const shedSample = 32
+
+// shedOne closes a sheddable connection: of shedSample drawn at random, the first in the table's order (those of
+// the network holding the most connections first, then the oldest). A sample keeps the choice cheap however
+// large the table, and fresh: a list made once would go stale while a flood reconnects. Only when the sample
+// holds none is the whole table looked at, at most once per tick while that finds none. Under mu.
+func (l *connTable) shedOne() {
+	for range 2 { // a second try when the chosen one changed state meanwhile
+		v := l.choose(true)
+		if v.t == nil {
+			now := l.clock.Load()
+			if l.noneAt == now+1 {
+				return
+			}
+			if v = l.choose(false); v.t == nil {
+				l.noneAt = now + 1
+				return
+			}
+		}
+		if v.t.word.CompareAndSwap(v.word, pack(stateShed, 0)) {
+			l.kill(v.t)
+			connsShed.Inc()
+			return
+		}
+	}
+}
+
+// choose returns the first sheddable connection in the table's order, of a random sample or of the whole table;
+// none (t nil) when there is none. Under mu.
+func (l *connTable) choose(sample bool) victim {
+	var best victim
+	consider := func(t *connTrack) {
+		w := t.word.Load()
+		s, since := unpack(w)
+		if s != stateHead && s != stateIdle {
+			return
+		}
+		weight := 0 // a trusted proxy's (or a connection without an address) goes last
+		if t.count {
+			weight = l.perNet[t.net]
+		}
+		if _, bestSince := unpack(best.word); best.t == nil || weight > best.weight || weight == best.weight && since < bestSince {
+			best = victim{t: t, word: w, weight: weight}
+		}
+	}
+	if sample && len(l.all) > shedSample {
+		for range shedSample {
+			consider(l.all[rand.IntN(len(l.all))])
+		}
+	} else {
+		for _, t := range l.all {
+			consider(t)
+		}
+	}
+	return best
+}
+
+// tickFor is how often the sweeper looks at the table: often enough that a late head is closed within a
+// quarter of the head timeout (half a second at most) past it.
+func tickFor(headTimeout time.Duration) time.Duration {
+	if headTimeout <= 0 {
+		return 250 * time.Millisecond
+	}
+	return min(max(headTimeout/8, 5*time.Millisecond), 250*time.Millisecond)
+}
+
+// now reads the table's clock exactly (the clock field is its reading at the last tick).
+func (l *connTable) now() int64 {
+	return (time.Since(l.start) - time.Duration(l.stalled.Load())).Milliseconds()
+}
+
+// sweep advances the table's clock and closes the connections whose head is late, until stop is closed. A tick
+// that comes more than two ticks after the one before marks a stall: the time beyond one tick is left out of the
+// clock.
+func (l *connTable) sweep(stop <-chan struct{}) {
+	every := tickFor(l.headTimeout)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	last := time.Since(l.start)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		ran := time.Since(l.start)
+		if gap := ran - last; gap > 2*every {
+			l.stalled.Add(int64(gap - every))
+		}
+		last = ran
+		now := l.now()
+		l.clock.Store(now)
+		if l.headTimeout <= 0 {
+			continue
+		}
+		// A head's start is stamped with the clock of the last tick, up to a tick before its first byte: a tick
+		// more makes sure no head is cut before its time.
+		limit := (l.headTimeout + tickFor(l.headTimeout)).Milliseconds()
+		l.mu.Lock()
+		for _, t := range l.all {
+			w := t.word.Load()
+			// A connection the server has not read yet waits for the server, not for its client: its head, whose
+			// clock runs from the acceptance all the same, is judged once the server has begun to read it.
+			s, since := unpack(w)
+			if s != stateHead || now-since < limit {
+				continue
+			}
+			if t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
+				l.left(s)
+				headTimeouts.Inc()
+				l.kill(t)
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// errShed is the read error of a connection the table closed to make room: serverError answers it 503. Its
+// text says "i/o timeout", the words that keep fasthttp from logging the connection's end as an error (as for
+// a late head): the table counts both (reqgate_gateway_connections_shed_total, _header_timeouts_total).
+var errShed = errors.New("i/o timeout: the connection was shed to make room for a new one")
+
+// move sets the connection's state, since the given time or (since < 0) since when its state began, unless the
+// table has closed it: then it returns the error its reads return.
+func (t *connTrack) move(state uint64, since int64) error {
+	for {
+		w := t.word.Load()
+		s, began := unpack(w)
+		if closedState(s) {
+			return readErr(s)
+		}
+		if since < 0 {
+			since = began
+		}
+		if t.word.CompareAndSwap(w, pack(state, since)) {
+			t.table.left(s)
+			t.state = state
+			return nil
+		}
+	}
+}
+
+// readErr is what a read of a connection closed in state s returns.
+func readErr(s uint64) error {
+	if s == stateShed {
+		return errShed
+	}
+	return os.ErrDeadlineExceeded
+}
+
+// heads notes, after the line guard read more of the connection, that ended heads were completed and whether
+// a head is being read now.
+func (t *connTrack) heads(ended int, reading bool, clock int64) error {
+	t.pending += ended
+	switch {
+	case t.pending > 0:
+		if t.state != stateServing {
+			return t.move(stateServing, clock)
+		}
+	case reading && t.state == stateIdle:
+		return t.move(stateHead, clock)
+	}
+	return nil
+}
+
+// exchanged notes that the server ended an exchange on the connection (ConnState idle).
+func (t *connTrack) exchanged(clock int64) {
+	if t.pending > 0 {
+		t.pending--
+	}
+	if t.pending > 0 {
+		return
+	}
+	state := uint64(stateIdle)
+	if t.guard != nil && t.guard.reading() {
+		state = stateHead // a pipelined head is on its way
+	}
+	_ = t.move(state, clock)
+}
+
+// connState is the server's ConnState hook: the end of an exchange makes a connection idle.
+func (g *Gateway) connState(nc net.Conn, s fasthttp.ConnState) {
+	if s != fasthttp.StateIdle {
+		return
+	}
+	if c := connOf(nc); c != nil && c.t != nil {
+		c.t.exchanged(c.t.table.clock.Load())
+	}
+}
+
+// conn is an accepted connection. A tracked one (t set) leaves the table when closed, once however often Close
+// is called; its reads fail once the table has closed it.
 type conn struct {
 	net.Conn
-	l    *connLimiter
-	addr netip.Addr
-	once sync.Once
+	t *connTrack
+	l *connTable
 	// The memos are used by the one request the connection serves at a time.
 	auth    authMemo
 	metrics metricsMemo
 	limits  ratelimit.Memo // the rate keys of the connection's last request
 }
 
+// Read fails once the table has closed the connection. The server's first read makes a new connection one
+// that waits for its head: only from then may it be shed (its head may have arrived long before a busy server
+// got to it).
+func (c *conn) Read(p []byte) (int, error) {
+	if t := c.t; t != nil {
+		if s, _ := unpack(t.word.Load()); closedState(s) {
+			return 0, readErr(s)
+		}
+		if t.state == stateNew {
+			if err := t.move(stateHead, -1); err != nil {
+				return 0, err
+			}
+		}
+	}
+	n, err := c.Conn.Read(p)
+	if err != nil && c.t != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if s, _ := unpack(c.t.word.Load()); closedState(s) {
+			err = readErr(s)
+		}
+	}
+	return n, err
+}
+
+// SetReadDeadline keeps a connection the table closed interrupted: the server sets its own deadlines as it goes.
+func (c *conn) SetReadDeadline(t time.Time) error {
+	if c.t != nil {
+		if s, _ := unpack(c.t.word.Load()); closedState(s) {
+			t = time.Unix(1, 0)
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
 func (c *conn) Close() error {
 	if c.l != nil {
-		c.once.Do(func() { c.l.done(c.addr) })
+		c.l.closed(c.t)
 	}
 	return c.Conn.Close()
 }

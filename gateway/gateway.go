@@ -52,6 +52,7 @@ type Gateway struct {
 	tracer     trace.Tracer         // nil: tracing off
 
 	upstreamCalls atomic.Uint64
+	openConns     atomic.Int64 // client connections open, of all its listeners
 }
 
 // New builds a gateway from opt. With several cores it starts their health checks (stopped by Shutdown);
@@ -117,7 +118,11 @@ func New(opt Options) (*Gateway, error) {
 		ReadTimeout:           opt.ReadTimeout,
 		WriteTimeout:          opt.WriteTimeout,
 		IdleTimeout:           opt.IdleTimeout,
-		Concurrency:           opt.MaxConns,
+		ConnState:             g.connState,
+		// The connection table (conns.go) holds the connections to MaxConns; a connection leaves it when the
+		// server closes it. The server's own bound sits a little above: its worker is free again a moment after
+		// that, and the server must not refuse, meanwhile, a connection the table admitted.
+		Concurrency: opt.MaxConns + opt.MaxConns/16 + 16,
 		// Bodies are streamed and read by the handler after authentication (body.go). With streaming,
 		// MaxRequestBodySize only sizes what the server reads ahead of the handler: one byte, so that an
 		// announced body costs no memory before the caller is known. The limit itself is readBody's.
@@ -145,13 +150,22 @@ func (g *Gateway) ExpectHandler() func(*fasthttp.RequestCtx) int { return g.expe
 // Serve accepts connections on ln until Shutdown. It checks the line syntax of every request as it arrives
 // (strictconn.go), which a server of the caller's own running Handler does not.
 func (g *Gateway) Serve(ln net.Listener) error {
-	// The connection limit's conn is outermost: the handler finds its credential memo there. The lazy deadlines
+	// The connection table's conn is outermost: the handler finds its credential memo there. The lazy deadlines
 	// are innermost, on the socket itself.
-	ln = strictListener{deadlineListener{ln}}
-	if err := g.srv.Serve(limitConns(ln, g.opt.MaxConnsPerIP, g.trustedProxies)); err != nil {
+	l := g.connTable(strictListener{deadlineListener{ln}})
+	stop := make(chan struct{})
+	defer close(stop)
+	go l.sweep(stop)
+	if err := g.srv.Serve(l); err != nil {
 		return fmt.Errorf("gateway: serve: %w", err)
 	}
 	return nil
+}
+
+// connTable is the connection table (conns.go) of a listener of the gateway.
+func (g *Gateway) connTable(ln net.Listener) *connTable {
+	return newConnTable(ln, connLimits{max: g.opt.MaxConns, perIP: g.opt.MaxConnsPerIP,
+		perPrefix: g.opt.MaxConnsPerPrefix, headTimeout: g.opt.HeaderTimeout}, g.trustedProxies, &g.openConns)
 }
 
 // Shutdown stops accepting, waits for requests in flight until ctx ends, then releases the cache and bus.
@@ -185,13 +199,15 @@ func (g *Gateway) Purge(account string) {
 type Stats struct {
 	UpstreamRequests uint64 // requests sent to the core
 	DelayedLogins    uint64 // login attempts that waited past the failed-login limit of all addresses (stranger.go)
+	OpenConns        int64  // client connections open (the connection table's count, conns.go)
 	Cache            cache.Stats
 	Upstreams        []UpstreamStats // per core, when there are several
 }
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
-	s := Stats{UpstreamRequests: g.upstreamCalls.Load(), DelayedLogins: g.strangers.delayed.Load()}
+	s := Stats{UpstreamRequests: g.upstreamCalls.Load(), DelayedLogins: g.strangers.delayed.Load(),
+		OpenConns: g.openConns.Load()}
 	if g.cache != nil {
 		s.Cache = g.cache.Stats()
 	}
@@ -202,9 +218,10 @@ func (g *Gateway) Stats() Stats {
 }
 
 // serverError answers what fasthttp refuses before the handler runs: 413 for a body over the limit (the
-// core never sees it), 408 for a slow request, 431 for a header block over the read buffer, 505 for an
-// HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when the line guard
-// (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
+// core never sees it), 408 for a slow request (a head later than the head timeout among them), 503 for a
+// request head the connection table cut short to make room (conns.go), 431 for a header block over the read
+// buffer, 505 for an HTTP version that is not HTTP/d.d, 400 for anything else malformed, with the reason when
+// the line guard (strictconn.go) refused it. The connection is closed: after a request it could not parse, the server
 // cannot tell where the next one starts.
 func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var status int
@@ -213,6 +230,8 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	var le lineError
 	var small *fasthttp.ErrSmallBuffer
 	switch {
+	case errors.Is(err, errShed):
+		status, msg = fasthttp.StatusServiceUnavailable, "The gateway is at its connection limit; retry."
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes)
 	case errors.As(err, &le):
@@ -229,6 +248,9 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	requestCounter(requestLabels{route: "unknown", code: status}).Inc()
 	writeXMLError(ctx, status, msg)
+	if status == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", "1")
+	}
 	ctx.SetConnectionClose()
 }
 

@@ -82,7 +82,7 @@ type state struct {
 func (x *exchange) clientIP() string {
 	if x.ip == "" {
 		if x.proxies != nil {
-			x.ip = forwardedClient(x.ctx.Request.Header.PeekAll("X-Forwarded-For"), x.proxies)
+			x.ip, _ = forwardedClient(x.ctx.Request.Header.PeekAll("X-Forwarded-For"), x.proxies)
 		}
 		if x.ip == "" {
 			// Formatted into the exchange: the limiter and the failure counts copy what they keep.

@@ -66,9 +66,15 @@ type Options struct {
 	// closed. 0 = no minimum; UploadGrace is then unused, else it must be > 0.
 	MinUploadRate int64
 	UploadGrace   time.Duration
-	// MaxConns bounds the open client connections; MaxConnsPerIP those of one client IP (trusted proxies
-	// exempt; one over the cap is answered 429 and closed); > 0.
-	MaxConns, MaxConnsPerIP int
+	// MaxConns bounds the open client connections; MaxConnsPerIP those of one client IP, MaxConnsPerPrefix
+	// those of one client network, an IPv4 /24 or an IPv6 /64 (trusted proxies exempt from both; one over a
+	// cap is answered 429 and closed); all > 0. Near MaxConns a new connection takes the place of the oldest
+	// connection waiting for a request head or idle, those of the networks holding the most first (conns.go).
+	MaxConns, MaxConnsPerIP, MaxConnsPerPrefix int
+	// HeaderTimeout bounds the time a request head takes to arrive, from its first byte or, on a new
+	// connection, from its acceptance; a late one gets 408 and the connection is closed; 0 = no bound of its
+	// own (ReadTimeout still holds).
+	HeaderTimeout time.Duration
 	// MaxResponseBytes is the largest upstream response body; larger ones give 502; > 0.
 	MaxResponseBytes int
 	// ReadTimeout, WriteTimeout and IdleTimeout are the caller-side server timeouts; 0 = none, as in fasthttp
@@ -171,7 +177,8 @@ func (o *Options) check() error {
 		{o.BodyBudget >= int64(o.MaxBodyBytes), "BodyBudget must be >= MaxBodyBytes"},
 		{o.BodyShare > 0 && o.BodyShare <= 1, "BodyShare must be > 0 and <= 1"},
 		{o.MinUploadRate >= 0 && (o.MinUploadRate == 0 || o.UploadGrace > 0), "MinUploadRate must not be negative, and UploadGrace must be > 0 with it"},
-		{o.MaxConns > 0 && o.MaxConnsPerIP > 0, "MaxConns and MaxConnsPerIP must be > 0"},
+		{o.MaxConns > 0 && o.MaxConnsPerIP > 0 && o.MaxConnsPerPrefix > 0, "MaxConns, MaxConnsPerIP and MaxConnsPerPrefix must be > 0"},
+		{o.HeaderTimeout >= 0, "HeaderTimeout must not be negative (0 = no bound of its own)"},
 		{o.MaxResponseBytes > 0, "MaxResponseBytes must be > 0"},
 		{o.HealthInterval >= 0 && o.HealthTimeout >= 0, "HealthInterval and HealthTimeout must not be negative"},
 		{o.SlowStart >= 0, "SlowStart must not be negative"},

@@ -130,12 +130,19 @@ func (g *Gateway) cors(x *exchange) bool {
 }
 
 // origin notes the scheme the caller used and, from a trusted proxy, the scheme, host and address the proxy
-// says the caller used.
+// says the caller used. A trusted proxy's X-Forwarded-For that names no caller the gateway can count (an entry
+// that is not an address) is refused (400).
 func (g *Gateway) origin(x *exchange) bool {
 	x.proto = connScheme(x.ctx)
 	if fromTrustedProxy(x.ctx, x.live.proxies) {
 		x.proxies = x.live.proxies
 		forwardedOrigin(x)
+		ip, ok := forwardedClient(x.ctx.Request.Header.PeekAll("X-Forwarded-For"), x.proxies)
+		if !ok {
+			g.respondError(x, fasthttp.StatusBadRequest, "The X-Forwarded-For header holds an entry that is not an IP address.")
+			return false
+		}
+		x.ip = ip // "" when the request is the proxy's own: clientIP then gives the proxy's address
 	}
 	return true
 }

@@ -41,9 +41,13 @@ func forwardedOrigin(x *exchange) {
 // forwardedClient finds the caller in the X-Forwarded-For lines of a trusted proxy: walking from the right of
 // the last line (the hop nearest the gateway) towards the left of the first, the first address that is not
 // itself a trusted proxy. A proxy that adds a header line of its own instead of appending to the last one is
-// read the same way. Entries further left were written by whoever sent them and are not believed. "" when
-// the lines hold no usable address.
-func forwardedClient(lines [][]byte, proxies []netip.Prefix) string {
+// read the same way. Entries further left were written by whoever sent them and are not believed. An entry
+// may carry a port (192.0.2.1:5555, [2001:db8::1]:5555, as some proxies write it); empty entries are skipped
+// (RFC 9110 §5.6.1). It returns "" when the lines hold no address (the request is the proxy's own), and false
+// when the walk reaches an entry that is not an address: a trusted proxy must have written it, and the caller
+// it names cannot be told, so the request is refused (origin) rather than counted under the proxy's address,
+// which every caller behind it would then share.
+func forwardedClient(lines [][]byte, proxies []netip.Prefix) (string, bool) {
 	last := ""
 	for i := len(lines) - 1; i >= 0; i-- {
 		xff := lines[i]
@@ -54,18 +58,33 @@ func forwardedClient(lines [][]byte, proxies []netip.Prefix) string {
 			} else {
 				v, xff = xff, nil
 			}
-			a, err := netip.ParseAddr(string(bytes.TrimSpace(v)))
-			if err != nil {
-				return last // a malformed hop: trust nothing beyond it
+			if v = bytes.TrimSpace(v); len(v) == 0 {
+				continue
 			}
-			a = a.Unmap().WithZone("")
+			a, ok := hopAddr(v)
+			if !ok {
+				return "", false
+			}
 			last = a.String()
 			if !inNetworks(a, proxies) {
-				return last
+				return last, true
 			}
 		}
 	}
-	return last
+	return last, true
+}
+
+// hopAddr reads one X-Forwarded-For entry: an IP address, or one with a port.
+func hopAddr(v []byte) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(string(v))
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(string(v))
+		if perr != nil {
+			return netip.Addr{}, false
+		}
+		a = ap.Addr()
+	}
+	return a.Unmap().WithZone(""), true
 }
 
 func inNetworks(a netip.Addr, networks []netip.Prefix) bool {

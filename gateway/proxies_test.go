@@ -46,6 +46,7 @@ func TestTrustedProxies(t *testing.T) {
 
 func TestForwardedClient(t *testing.T) {
 	proxies := networks(t, "10.0.0.0/8", "::1")
+	const bad = "!" // an entry the walk reaches is not an address: refused
 	tests := []struct {
 		xff, want string
 	}{
@@ -54,7 +55,12 @@ func TestForwardedClient(t *testing.T) {
 		{"192.0.2.1, 10.0.0.5", "192.0.2.1"},
 		{"6.6.6.6, 192.0.2.1, 10.0.0.5, 10.0.0.6", "192.0.2.1"}, // the spoofable left part is not believed
 		{"10.0.0.7, 10.0.0.5", "10.0.0.7"},                      // only proxies: the farthest one
-		{"garbage, 10.0.0.5", "10.0.0.5"},                       // nothing believed beyond a malformed hop
+		{"garbage, 10.0.0.5", bad},                              // a proxy's hop that names no caller: refused
+		{"garbage", bad},                                        // the right-most hop is not an address
+		{"192.0.2.1, 10.0.0.5:4711", "192.0.2.1"},               // ports, as some proxies write them
+		{"[2001:db8::7]:443", "2001:db8::7"},
+		{"192.0.2.1, , 10.0.0.5,", "192.0.2.1"},       // empty entries are skipped
+		{"garbage, 192.0.2.1, 10.0.0.5", "192.0.2.1"}, // beyond the caller nothing is read
 		{"192.0.2.1,::1", "192.0.2.1"},
 		{"::ffff:192.0.2.9", "192.0.2.9"},
 		{"2001:db8::1 , ::1", "2001:db8::1"},
@@ -66,7 +72,11 @@ func TestForwardedClient(t *testing.T) {
 		{"6.6.6.6, 192.0.2.1\n10.0.0.5\n::1", "192.0.2.1"},
 	}
 	for _, tt := range tests {
-		if got := forwardedClient(lines(tt.xff), proxies); got != tt.want {
+		got, ok := forwardedClient(lines(tt.xff), proxies)
+		if !ok {
+			got = bad
+		}
+		if got != tt.want {
 			t.Errorf("forwardedClient(%q) = %q, want %q", tt.xff, got, tt.want)
 		}
 	}
@@ -77,7 +87,7 @@ func FuzzForwardedHeaders(f *testing.F) {
 	f.Add("192.0.2.1, 10.0.0.5", "https", "api.example.com")
 	f.Add(",,,", "HTTPS, http", "[::1]:8443")
 	f.Fuzz(func(t *testing.T, xff, proto, host string) {
-		if got := forwardedClient(lines(xff), proxies); got != "" {
+		if got, _ := forwardedClient(lines(xff), proxies); got != "" {
 			if _, err := netip.ParseAddr(got); err != nil {
 				t.Fatalf("forwardedClient(%q) = %q, not an address", xff, got)
 			}
@@ -119,6 +129,29 @@ func TestFailedLoginsPerForwardedIP(t *testing.T) {
 				t.Errorf("other caller: status %d, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestMalformedForwardedFor: behind a trusted proxy, a request whose X-Forwarded-For names no caller (an entry
+// that is not an address where the proxy's own should be) is refused with 400 before anything is counted, so
+// it cannot spend the failed-login count of the proxy's address, which every request the proxy sends without
+// a forwarded address shares.
+func TestMalformedForwardedFor(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	gw := startGateway(t, Options{Upstreams: []string{c.URL}, MaxUserFailures: 100, MaxIPFailures: 2,
+		TrustedProxies: networks(t, "127.0.0.1", "10.0.0.0/8")})
+	url := gw.URL + "/api2/demo/re/1"
+	for i, xff := range []string{"garbage", "unknown, 10.0.0.5", "192.0.2.1,x"} {
+		if got := do(t, http.MethodGet, url, fmt.Sprint("u", i), "x", "", "X-Forwarded-For: "+xff).Status; got != http.StatusBadRequest {
+			t.Errorf("X-Forwarded-For %q: status %d, want 400", xff, got)
+		}
+	}
+	// The proxy's own request (no X-Forwarded-For) is counted under its address, which the refusals left alone.
+	if got := do(t, http.MethodGet, url, "demo", "demo", "").Status; got != http.StatusOK {
+		t.Errorf("the proxy's own request: status %d, want 200", got)
+	}
+	if got := do(t, http.MethodGet, url, "demo", "demo", "", "X-Forwarded-For: 192.0.2.1:5555").Status; got != http.StatusOK {
+		t.Errorf("a hop with a port: status %d, want 200", got)
 	}
 }
 

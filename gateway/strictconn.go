@@ -35,6 +35,10 @@ type strictConn struct {
 	keepAlive
 	guard lineGuard
 	err   error
+	// t is the connection's record in the connection table (conns.go), told where each head starts and ends;
+	// seen is how many heads it was told of.
+	t    *connTrack
+	seen uint64
 }
 
 func (c *strictConn) Read(p []byte) (int, error) {
@@ -49,6 +53,13 @@ func (c *strictConn) Read(p []byte) (int, error) {
 				return ok, nil
 			}
 			return 0, verr
+		}
+		if t := c.t; t != nil && (c.guard.ended != c.seen || t.state == stateIdle && c.guard.reading()) {
+			ended := int(c.guard.ended - c.seen)
+			c.seen = c.guard.ended
+			if terr := t.heads(ended, c.guard.reading(), t.table.clock.Load()); terr != nil {
+				return 0, terr
+			}
 		}
 	}
 	return n, err
@@ -136,6 +147,14 @@ type lineGuard struct {
 
 	// In guardChunkCRLF, how many bytes of the CRLF have arrived.
 	crlfN int
+
+	// ended counts the heads read to their end.
+	ended uint64
+}
+
+// reading reports whether part of a request head has arrived, but not its end.
+func (g *lineGuard) reading() bool {
+	return g.state == guardHead && (g.headLines > 0 || g.lineN > 0)
 }
 
 // scan checks the next bytes of the stream. It returns how many of them precede a violation and the
@@ -306,9 +325,11 @@ func (g *lineGuard) fieldLine(line []byte, whole bool) error {
 
 // endHead follows the empty line after a head to the message's body, or to the next head when it has none.
 func (g *lineGuard) endHead() {
+	if g.headLines == 0 {
+		return // RFC 9112 §2.2: empty lines before the request line are ignored
+	}
+	g.ended++
 	switch {
-	case g.headLines == 0:
-		// RFC 9112 §2.2: empty lines before the request line are ignored
 	case g.chunked:
 		g.state = guardChunkSize
 	case g.hasLength && g.length > 0:

@@ -10,17 +10,21 @@ import (
 )
 
 // ServeTLS is Serve with TLS terminated on ln, config presenting the certificate (gateway/certs builds one that
-// follows certificate reloads). The per-IP connection limit counts the raw connections, before any handshake,
-// and refuses one over the limit by closing it (a TLS client could not read the plain-text 429 Serve writes).
-// The handshake runs when the server first reads a connection, under the server's ReadTimeout: a client that
-// opens a connection and sends no ClientHello is dropped when the read timeout passes. The gateway answers over
-// HTTP/1.1 only; fasthttp has no HTTP/2.
+// follows certificate reloads). The connection table (conns.go) counts the raw connections, before any
+// handshake, and refuses one over a cap by closing it (a TLS client could not read the plain-text answers Serve
+// writes). The handshake runs when the server first reads a connection, within the head timeout (counted from
+// the connection's acceptance) and the server's ReadTimeout: a client that opens a connection and sends no
+// ClientHello is dropped when the first of them passes. The gateway answers over HTTP/1.1 only; fasthttp has no
+// HTTP/2.
 func (g *Gateway) ServeTLS(ln net.Listener, config *tls.Config) error {
 	if config == nil {
 		return errors.New("gateway: serve TLS: no TLS configuration")
 	}
-	l := limitConns(deadlineListener{ln}, g.opt.MaxConnsPerIP, g.trustedProxies)
-	l.refusal = nil
+	l := g.connTable(deadlineListener{ln})
+	l.refusal, l.full = nil, nil // a TLS client could not read them
+	stop := make(chan struct{})
+	defer close(stop)
+	go l.sweep(stop)
 	if err := g.srv.Serve(tlsListener{Listener: l, config: config}); err != nil {
 		return fmt.Errorf("gateway: serve TLS: %w", err)
 	}
@@ -40,7 +44,13 @@ func (l tlsListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	tc := tls.Server(c, l.config) // the handshake waits for the first read or write
-	return &tlsConn{conn: conn{Conn: &strictConn{keepAlive: keepAlive{tc}}}, tls: tc}, nil
+	sc := &strictConn{keepAlive: keepAlive{tc}}
+	out := &tlsConn{conn: conn{Conn: sc}, tls: tc}
+	if in, ok := c.(*conn); ok && in.t != nil {
+		sc.t, in.t.guard = in.t, &sc.guard
+		out.t, out.l = in.t, in.l
+	}
+	return out, nil
 }
 
 // tlsConn is an accepted TLS connection as the server sees it. Its Handshake and ConnectionState make

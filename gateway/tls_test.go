@@ -251,3 +251,47 @@ func TestTLSSilentClient(t *testing.T) {
 		t.Fatalf("HTTPS after the silent client was dropped: %v %d", err, res.Status)
 	}
 }
+
+// TestTLSSlowHead: on the TLS listener the head timeout runs from the connection's acceptance, the handshake
+// included: a client that sends nothing is closed, and one that completes the handshake but not its request
+// head gets 408, both long before the read timeout.
+func TestTLSSlowHead(t *testing.T) {
+	c := coretest.Start(t, coretest.Options{})
+	pair := certstest.Write(t, t.TempDir(), "gw")
+	h, err := certs.Load(pair.CertFile, pair.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := startTLSGateway(t, Options{Upstreams: []string{c.URL}, HeaderTimeout: 200 * time.Millisecond,
+		ReadTimeout: time.Hour, IdleTimeout: time.Hour}, h)
+	addr := strings.TrimPrefix(base, "https://")
+
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The test's own deadline only keeps a failing test from hanging; the server is to close first.
+	_ = silent.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := bufio.NewReader(silent).ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("silent connection: read %v, want it closed by the server", err)
+	}
+
+	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pair.Pool()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	_ = tc.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(tc, "GET /healthz HTTP/1.1\r\nHost: gw\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(tc), nil)
+	if err != nil {
+		t.Fatalf("unfinished head over TLS: %v, want a 408", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("unfinished head over TLS: status %d, want 408", res.StatusCode)
+	}
+}

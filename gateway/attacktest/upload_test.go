@@ -19,8 +19,8 @@ import (
 )
 
 // TestUploadsDoNotExhaustMemory plays the attacker who opens thousands of connections, each announcing a 1 MiB
-// body and sending one byte of it, from 25 addresses (so that the per-address connection cap alone does not
-// stop it). Half the connections carry a valid credential (a tenant's user attacking), half none. The real
+// body and sending one byte of it, from 25 addresses, each in a /24 of its own (so that the per-address and
+// per-network connection caps alone do not stop it). Half the connections carry a valid credential (a tenant's user attacking), half none. The real
 // binary (`reqgate serve`, no race detector) must keep its memory bounded: the resident set grows by less than
 // 200 MB, and a normal cached read is still answered meanwhile (its latency is logged, for docs/security.md).
 func TestUploadsDoNotExhaustMemory(t *testing.T) {
@@ -67,7 +67,7 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 	var wg sync.WaitGroup
 	for a := range addresses {
 		wg.Go(func() {
-			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+a))}}
+			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(1+a), 1)}}
 			for i := range conns / addresses {
 				c, err := d.Dial("tcp", addr)
 				if err != nil {

@@ -1,0 +1,120 @@
+package gateway
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp/fasthttputil"
+)
+
+// tableOn runs a connection table with lim over an in-memory listener until the test ends. It returns the
+// connections the table admits, in order, and a dialer from any address.
+func tableOn(t *testing.T, lim connLimits) (<-chan *conn, func(ip string) net.Conn) {
+	ln := fasthttputil.NewInmemoryListener()
+	l := newConnTable(ln, lim, func() []netip.Prefix { return nil }, new(atomic.Int64))
+	admitted := make(chan *conn, 16)
+	go func() {
+		defer close(admitted)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			admitted <- c.(*conn)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	dial := func(ip string) net.Conn {
+		c, err := ln.DialWithLocalAddr(&net.TCPAddr{IP: net.ParseIP(ip), Port: 40000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	return admitted, dial
+}
+
+// answer is the status of what the table wrote to a connection it refused.
+func answer(t *testing.T, c net.Conn) int {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer from the table: %v", err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func next(t *testing.T, admitted <-chan *conn) *conn {
+	t.Helper()
+	select {
+	case c := <-admitted:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection admitted")
+		return nil
+	}
+}
+
+// TestConnTablePerNetwork: an IPv6 client is capped per address and per /64 (one host usually holds the whole
+// /64); another /64 is not.
+func TestConnTablePerNetwork(t *testing.T) {
+	admitted, dial := tableOn(t, connLimits{max: 100, perIP: 1, perPrefix: 2})
+	dial("2001:db8::1")
+	if got := next(t, admitted).RemoteAddr().String(); got != "[2001:db8::1]:40000" {
+		t.Fatalf("admitted %s", got)
+	}
+	for _, ip := range []string{"2001:db8::1", "2001:db8::2", "2001:db8::3"} {
+		c := dial(ip)
+		if ip == "2001:db8::2" {
+			next(t, admitted)
+			continue
+		}
+		if got := answer(t, c); got != http.StatusTooManyRequests {
+			t.Errorf("%s: status %d, want 429", ip, got)
+		}
+	}
+	dial("2001:db8:0:1::1")
+	if got := next(t, admitted).RemoteAddr().String(); got != "[2001:db8:0:1::1]:40000" {
+		t.Errorf("admitted %s, want the connection of another /64", got)
+	}
+}
+
+// TestConnTableSheds: a full table refuses a new connection (503) while every place is taken by a connection
+// being served, and sheds an idle one for it once there is one; the shed connection's reads fail with errShed
+// (answered 503 by serverError).
+func TestConnTableSheds(t *testing.T) {
+	admitted, dial := tableOn(t, connLimits{max: 2, perIP: 10, perPrefix: 10})
+	var served [2]*conn
+	for i := range served {
+		dial("192.0.2.1")
+		served[i] = next(t, admitted)
+		if err := served[i].t.move(stateServing, 0); err != nil { // as its server does on reading a head
+			t.Fatal(err)
+		}
+	}
+	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
+		t.Errorf("a connection while all are served: status %d, want 503", got)
+	}
+	served[1].t.exchanged(0) // its exchange ended: idle
+	dial("192.0.2.3")
+	// The table waits for the shed connection's server to let go of it: the server's read fails, it closes.
+	if _, err := served[1].Read(make([]byte, 1)); !errors.Is(err, errShed) {
+		t.Fatalf("read of the shed connection: %v, want errShed", err)
+	}
+	served[1].Close()
+	if got := next(t, admitted).RemoteAddr().String(); got != "192.0.2.3:40000" {
+		t.Errorf("admitted %s", got)
+	}
+	if s, _ := unpack(served[0].t.word.Load()); s != stateServing {
+		t.Errorf("the connection being served is in state %d", s)
+	}
+}
