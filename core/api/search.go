@@ -41,12 +41,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, c *call, seg str
 }
 
 // queryConditions reads the conditions of a search query string (raw or percent-encoded operators, joined
-// by &) and checks them against the kind's fields. Errors are *core.ValidationError naming the condition.
+// by &, or each the value of a q parameter) and checks them against the kind's fields. Errors are *core.ValidationError naming the condition.
 func queryConditions(rawQuery string, fields []core.Field) ([]core.Condition, error) {
 	if len(rawQuery) > maxSearchQuery {
 		return nil, core.Invalid("", "search query longer than 4096 bytes")
 	}
-	conds, err := core.ParseConditions(rawQuery)
+	conds, err := core.ParseSearchQuery(rawQuery)
 	if err != nil {
 		return nil, err
 	}

@@ -8,15 +8,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
 	"github.com/reqgate/reqgate/gateway/openapi/internal/client"
 )
 
 // TestGeneratedClient uses the client generated from the document against a real gateway in front of the real
-// core: it reads a record and a user, creates a record, updates it, finds it by search and deletes it, in JSON.
+// core: it reads a record and a user, creates a record, updates it, finds it by search (a picklist condition and
+// a time range, through the parameters the document describes, nothing added to the query by hand) and deletes
+// it, in JSON. What every response has is typed as present (no pointers): the test reads it as such.
 func TestGeneratedClient(t *testing.T) {
 	base := start(t, nil)
 	auth := client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
@@ -37,18 +41,18 @@ func TestGeneratedClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("V2GetRequirement %d: %v", id, err)
 		}
-		if res.StatusCode() != 200 || res.JSON200 == nil || res.JSON200.Requirement.Fields == nil {
+		if res.StatusCode() != 200 || res.JSON200 == nil {
 			t.Fatalf("V2GetRequirement %d: status %d, body %s", id, res.StatusCode(), res.Body)
 		}
 		fields := map[string]string{}
 		for _, f := range res.JSON200.Requirement.Fields.Field {
-			if f.Name == nil || f.Value == nil {
+			if f.Value == nil {
 				continue
 			}
 			if s, err := f.Value.AsRecordValue0(); err == nil {
-				fields[*f.Name] = s
+				fields[f.Name] = s
 			} else if v, err := f.Value.AsRecordValue1(); err == nil && v.HashText != nil {
-				fields[*f.Name] = *v.HashText
+				fields[f.Name] = *v.HashText
 			}
 		}
 		return fields
@@ -61,7 +65,7 @@ func TestGeneratedClient(t *testing.T) {
 	if err != nil || user.JSON200 == nil {
 		t.Fatalf("V2GetUser: %v, %+v", err, user)
 	}
-	if u, err := user.JSON200.AsUserDocument(); err != nil || u.User.Email == nil || *u.User.Email != "demo@reqgate.test" {
+	if u, err := user.JSON200.AsUserDocument(); err != nil || u.User.Email != "demo@reqgate.test" || u.User.Status != "Active" {
 		t.Errorf("user 1: %+v, %v", u, err)
 	}
 
@@ -73,7 +77,7 @@ func TestGeneratedClient(t *testing.T) {
 			if err := v.FromWriteValue0(nv[i+1]); err != nil {
 				t.Fatal(err)
 			}
-			fields = append(fields, client.WriteField{Name: &nv[i], Value: &v})
+			fields = append(fields, client.WriteField{Name: nv[i], Value: &v})
 		}
 		var list client.WriteFieldList
 		if err := list.FromWriteFieldList0(fields); err != nil {
@@ -104,28 +108,45 @@ func TestGeneratedClient(t *testing.T) {
 	if got := read(id); got["field_101"] != "Renamed by a generated client" {
 		t.Errorf("updated requirement %d: %v", id, got)
 	}
-	// A time condition has no name=value form: the request editor adds it to the query the client makes.
-	found, err := c.V2SearchRequirementWithResponse(ctx, "demo", &client.V2SearchRequirementParams{
-		FieldConditions: &client.FieldConditions{"field_103": "2"}}, func(_ context.Context, req *http.Request) error {
-		req.URL.RawQuery += "&last_updated_time>1000000000"
-		return nil
-	})
-	if err != nil || found.JSON200 == nil || found.JSON200.SearchResults.Requirement == nil {
-		t.Fatalf("V2SearchRequirement: %v, %+v", err, found)
+	// The picklist condition as a field_conditions property, the time range as q values: the client sends
+	// field_103=2&q=last_updated_time%3E...&q=last_updated_time%3C....
+	now := time.Now().Unix()
+	search := func(p client.V2SearchRequirementParams) []client.RequirementSummary {
+		t.Helper()
+		found, err := c.V2SearchRequirementWithResponse(ctx, "demo", &p)
+		if err != nil || found.StatusCode() != 200 || found.JSON200 == nil {
+			t.Fatalf("V2SearchRequirement: %v, status %d, body %s", err, found.StatusCode(), found.Body)
+		}
+		if found.JSON200.SearchResults.Requirement == nil {
+			return nil
+		}
+		return *found.JSON200.SearchResults.Requirement
 	}
-	seen := false
-	for _, s := range *found.JSON200.SearchResults.Requirement {
-		seen = seen || s.Id != nil && int64(*s.Id) == id
+	timeRange := func(from, to int64) *client.Q {
+		return &client.Q{"last_updated_time>" + strconv.FormatInt(from, 10), "last_updated_time<" + strconv.FormatInt(to, 10)}
 	}
-	if !seen {
-		t.Errorf("search did not find requirement %d: %s", id, found.Body)
+	hits := search(client.V2SearchRequirementParams{FieldConditions: &client.FieldConditions{"field_103": "2"}, Q: timeRange(now-3600, now+3600)})
+	if len(hits) != 1 || hits[0].Id != int(id) || hits[0].Title != "Renamed by a generated client" || hits[0].IdPrefix != "RE-" ||
+		hits[0].LastUpdatedTime.Unit != "GMT Timestamp" || int64(hits[0].LastUpdatedTime.HashText) < now-3600 {
+		t.Errorf("search by picklist and time range: %+v, want requirement %d alone", hits, id)
+	}
+	if hits := search(client.V2SearchRequirementParams{Q: &client.Q{"field_103=2"}}); len(hits) == 0 {
+		t.Errorf("search with q=field_103=2 found nothing")
+	}
+	if hits := search(client.V2SearchRequirementParams{FieldConditions: &client.FieldConditions{"field_103": "2"}, Q: timeRange(now+3600, now+7200)}); len(hits) != 0 {
+		t.Errorf("search by a time range in the future: %+v, want nothing", hits)
+	}
+	bad, err := c.V2SearchRequirementWithResponse(ctx, "demo", &client.V2SearchRequirementParams{Q: &client.Q{"created_time>=1262493473"}})
+	if err != nil || bad.StatusCode() != 400 || bad.JSON400 == nil ||
+		!strings.Contains(bad.JSON400.Error.Message, "the operator >= is not supported") {
+		t.Errorf("search with an invalid condition: %v, %+v", err, bad)
 	}
 	for _, want := range []int{200, 409} {
 		deleted, err := c.V2DeleteRequirementWithResponse(ctx, "demo", id, nil)
 		if err != nil || deleted.StatusCode() != want {
 			t.Fatalf("V2DeleteRequirement: %v, status %d, want %d", err, deleted.StatusCode(), want)
 		}
-		if want == 409 && (deleted.JSON409 == nil || deleted.JSON409.Error.Message == nil) {
+		if want == 409 && (deleted.JSON409 == nil || deleted.JSON409.Error.Message == "") {
 			t.Errorf("409 without its error document: %s", deleted.Body)
 		}
 	}

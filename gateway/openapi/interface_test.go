@@ -96,6 +96,8 @@ func TestJSONInterface(t *testing.T) {
 		{name: "view search, empty", call: get("/api2/demo/re/view/1/search?created_by=999"), status: 200},
 		{name: "search by picklist and user", call: get("/api2/demo/re/search?field_103=1&created_by=2"), status: 200},
 		{name: "search by time", call: get("/api2/demo/risk/search?created_time>1735000000&created_time%3C1900000000"), status: 200},
+		{name: "search by q", call: get("/api2/demo/re/search?field_103=1&q=created_time%3E1000000000&q=last_updated_time%3C9999999999&q=created_by%3D1"), status: 200},
+		{name: "view search by q", call: get("/api2/demo/re/view/1/search?q=created_time%3E1000000000"), status: 200},
 		{name: "search by textbox", call: get("/api2/demo/ft/search?last_updated_by=1"), status: 200},
 		{name: "search of deleted records", call: get("/api2/demo/re/search?deleted_time>1000000000"), status: 200},
 		{name: "related", call: get("/api2/demo/re/1/related"), status: 200},

@@ -152,9 +152,13 @@ func operation(r Route) obj {
 	if r.Class == route.Record && (r.Method == http.MethodPut || r.Method == http.MethodDelete) {
 		params = append(params, ref("parameters", "If-Match"), ref("parameters", "If-Unmodified-Since"))
 	}
-	if r.Class == route.Search || r.Class == route.ViewSearch {
+	switch r.Class {
+	case route.Search:
 		params = append(params, ref("parameters", "created_by"), ref("parameters", "last_updated_by"),
-			ref("parameters", "field_conditions"))
+			ref("parameters", "field_conditions"), ref("parameters", "q"))
+	case route.ViewSearch:
+		params = append(params, ref("parameters", "created_by"), ref("parameters", "last_updated_by"),
+			ref("parameters", "field_conditions"), ref("parameters", "view_q"))
 	}
 	op.set("parameters", params)
 	if r.Body != "" {
@@ -181,12 +185,15 @@ func operation(r Route) obj {
 	return op
 }
 
-const searchDoc = "Conditions are query parameters joined with &, all of which a record must meet: " +
-	"`created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; " +
-	"a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': " +
-	"`created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` " +
-	"with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: " +
-	"a view lists live records. An invalid condition is 400."
+const searchDoc = "Conditions are query parameters, all of which a record must meet. A generated client sends them as " +
+	"name=value parameters: `created_by` and `last_updated_by` (a user id), `field_conditions` (`field_{n}={value}` pairs " +
+	"of the account's fields, form style, exploded: a Picklist field takes an option value or user id, a Textbox field " +
+	"one word of letters and digits), and `q`, each value one condition of the search condition language, the only " +
+	"form of the comparisons of times, which are no name=value pairs: `q=created_time>1262493473` (sent as " +
+	"`q=created_time%3E1262493473`) finds records created after that 10-digit UNIX timestamp; `created_time`, " +
+	"`last_updated_time` and `deleted_time` take `<` or `>`, the others `=`. The same conditions may be written raw in " +
+	"the query string (`?created_time>1262493473&field_103=1`), which no OpenAPI parameter can describe. " +
+	"A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400, naming it."
 
 // success is the response of success of r.
 func success(r Route, cacheable bool) obj {
@@ -283,10 +290,36 @@ func parameters() obj {
 		"created_by", p("created_by", "query", "Created by that user.", id, false),
 		"last_updated_by", p("last_updated_by", "query", "Last updated by that user.", id, false),
 		"field_conditions", append(p("field_conditions", "query",
-			"field_{n}={value}: a Picklist field equals an option value or user id, or a Textbox field equals letters and digits.",
+			"field_{n}={value}: a Picklist field equals an option value or user id, or a Textbox field equals letters and digits. "+
+				"Each property is one parameter (form style, exploded: field_103=2). A client that serializes objects otherwise "+
+				"must be told to use this style: openapi-fetch sends deepObject (field_conditions[field_103]=2, refused) unless "+
+				"created with querySerializer: {object: {style: \"form\", explode: true}}. The same conditions may be sent as q.",
 			o("type", "object", "patternProperties", o("^field_[0-9]+$", o("anyOf", []any{o("type", "integer"), o("type", "string", "pattern", "^[A-Za-z0-9]+$")}))), false),
 			member{"style", "form"}, member{"explode", true}),
+		"q", searchQ("q", true),
+		"view_q", searchQ("q", false),
 	)
+}
+
+// searchQ is the q parameter of a search: conditions of the search condition language, one per value, the form
+// of every condition a generated client can send (the comparisons of times are no name=value pairs). A view
+// search takes no deleted_time.
+func searchQ(name string, deleted bool) obj {
+	times := "created_time|last_updated_time"
+	if deleted {
+		times += "|deleted_time"
+	}
+	cond := o("type", "string", "pattern", "^(("+times+")[<>][1-9][0-9]{9}|(created_by|last_updated_by)=[0-9]+|field_[0-9]+=[^&<>=]+)$",
+		"examples", []string{"created_time>1262493473", "last_updated_time<1767225600", "field_103=2", "created_by=1"})
+	desc := "Conditions of the search condition language, one per value: q=created_time>1262493473&q=field_103=2 " +
+		"(each value percent-encoded as usual: q=created_time%3E1262493473). Times take < or > and a 10-digit UNIX timestamp " +
+		"(created_time, last_updated_time"
+	if deleted {
+		desc += ", and deleted_time, which finds deleted records only"
+	}
+	desc += "); created_by, last_updated_by and field_{n} take =."
+	return o("name", name, "in", "query", "description", desc, "required", false,
+		"style", "form", "explode", true, "schema", o("type", "array", "items", cond, "maxItems", 32))
 }
 
 func headers() obj {

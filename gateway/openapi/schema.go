@@ -130,10 +130,16 @@ func elementSchema(path []string, name string, write bool) obj {
 		return s
 	}
 	// An element with attributes or children that may come as text alone, or as null when empty where its
-	// parent says so (docs/json.md, rule 10).
+	// parent says so (docs/json.md, rule 10). One that always has an attribute never comes as text alone.
 	alts := []any{text, s}
+	if slices.ContainsFunc(required(path, name, write), func(k string) bool { return strings.HasPrefix(k, "@") }) {
+		alts = alts[1:]
+	}
 	if nullableChild(path, name) {
 		alts = append(alts, o("type", "null"))
+	}
+	if len(alts) == 1 {
+		return s
 	}
 	return o("anyOf", alts)
 }
@@ -163,20 +169,24 @@ func objectSchema(path []string, name string, e translate.Element, text obj, wri
 		// Text beside attributes; with child elements instead (a multiple picklist value) it is absent.
 		props.set("#text", append(slices.Clone(text), member{"xml", o("x-text", true)}))
 	}
-	var required []string
 	sub := append(slices.Clone(path), name)
 	for _, c := range e.Children {
 		if c == name && parentOf(path) == name {
 			continue // <value> in <value> in <value>: the interface nests a value once only
 		}
 		props.set(c, childSchema(sub, c, e, write))
-		if slices.Contains(e.Arrays, c) && slices.Contains(e.Always, c) {
-			required = append(required, c)
+	}
+	// Required: the lists written as [] when absent, and what every response has (required.go).
+	always := required(path, name, write)
+	var req []string
+	for _, p := range props {
+		if slices.Contains(always, p.key) || slices.Contains(e.Arrays, p.key) && slices.Contains(e.Always, p.key) {
+			req = append(req, p.key)
 		}
 	}
 	s := o("type", "object", "properties", props)
-	if len(required) > 0 {
-		s.set("required", required)
+	if len(req) > 0 {
+		s.set("required", req)
 	}
 	s.set("additionalProperties", false)
 	return s

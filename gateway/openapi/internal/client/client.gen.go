@@ -19,20 +19,20 @@ import (
 
 // CustomObjectSummary defines model for custom_object_summary.
 type CustomObjectSummary struct {
-	CreatedBy       *int       `json:"created_by,omitempty"`
-	CreatedTime     *Timestamp `json:"created_time,omitempty"`
-	Id              *int       `json:"id,omitempty"`
-	IdPrefix        *string    `json:"id_prefix,omitempty"`
-	LastUpdatedBy   *int       `json:"last_updated_by,omitempty"`
-	LastUpdatedTime *Timestamp `json:"last_updated_time,omitempty"`
-	Title           *string    `json:"title,omitempty"`
-	VersionNumber   *int       `json:"version_number,omitempty"`
+	CreatedBy       int       `json:"created_by"`
+	CreatedTime     Timestamp `json:"created_time"`
+	Id              int       `json:"id"`
+	IdPrefix        string    `json:"id_prefix"`
+	LastUpdatedBy   int       `json:"last_updated_by"`
+	LastUpdatedTime Timestamp `json:"last_updated_time"`
+	Title           string    `json:"title"`
+	VersionNumber   int       `json:"version_number"`
 }
 
 // Error defines model for error.
 type Error struct {
 	Code          *string `json:"code,omitempty"`
-	Message       *string `json:"message,omitempty"`
+	Message       string  `json:"message"`
 	TryAgainAfter *int    `json:"try_again_after,omitempty"`
 }
 
@@ -43,14 +43,14 @@ type ErrorDocument struct {
 
 // FeatureSummary defines model for feature_summary.
 type FeatureSummary struct {
-	CreatedBy       *int       `json:"created_by,omitempty"`
-	CreatedTime     *Timestamp `json:"created_time,omitempty"`
-	Id              *int       `json:"id,omitempty"`
-	IdPrefix        *string    `json:"id_prefix,omitempty"`
-	LastUpdatedBy   *int       `json:"last_updated_by,omitempty"`
-	LastUpdatedTime *Timestamp `json:"last_updated_time,omitempty"`
-	Title           *string    `json:"title,omitempty"`
-	VersionNumber   *int       `json:"version_number,omitempty"`
+	CreatedBy       int       `json:"created_by"`
+	CreatedTime     Timestamp `json:"created_time"`
+	Id              int       `json:"id"`
+	IdPrefix        string    `json:"id_prefix"`
+	LastUpdatedBy   int       `json:"last_updated_by"`
+	LastUpdatedTime Timestamp `json:"last_updated_time"`
+	Title           string    `json:"title"`
+	VersionNumber   int       `json:"version_number"`
 }
 
 // IntegerOrNull defines model for integer_or_null.
@@ -58,12 +58,12 @@ type IntegerOrNull = int
 
 // RecordField defines model for record_field.
 type RecordField struct {
-	Label          *string        `json:"label,omitempty"`
+	Label          string         `json:"label"`
 	ListType       *string        `json:"list_type,omitempty"`
-	Name           *string        `json:"name,omitempty"`
+	Name           string         `json:"name"`
 	Prefix         *string        `json:"prefix,omitempty"`
-	Sort           *IntegerOrNull `json:"sort,omitempty"`
-	Value          *RecordValue   `json:"value,omitempty"`
+	Sort           *IntegerOrNull `json:"sort"`
+	Value          *RecordValue   `json:"value"`
 	ValuePlaintext *string        `json:"value_plaintext,omitempty"`
 }
 
@@ -105,7 +105,7 @@ type RecordValue1 struct {
 
 // Requirement defines model for requirement.
 type Requirement struct {
-	Fields *RecordFields `json:"fields,omitempty"`
+	Fields RecordFields `json:"fields"`
 }
 
 // RequirementDocument defines model for requirement_document.
@@ -115,14 +115,14 @@ type RequirementDocument struct {
 
 // RequirementSummary defines model for requirement_summary.
 type RequirementSummary struct {
-	CreatedBy       *int       `json:"created_by,omitempty"`
-	CreatedTime     *Timestamp `json:"created_time,omitempty"`
-	Id              *int       `json:"id,omitempty"`
-	IdPrefix        *string    `json:"id_prefix,omitempty"`
-	LastUpdatedBy   *int       `json:"last_updated_by,omitempty"`
-	LastUpdatedTime *Timestamp `json:"last_updated_time,omitempty"`
-	Title           *string    `json:"title,omitempty"`
-	VersionNumber   *int       `json:"version_number,omitempty"`
+	CreatedBy       int       `json:"created_by"`
+	CreatedTime     Timestamp `json:"created_time"`
+	Id              int       `json:"id"`
+	IdPrefix        string    `json:"id_prefix"`
+	LastUpdatedBy   int       `json:"last_updated_by"`
+	LastUpdatedTime Timestamp `json:"last_updated_time"`
+	Title           string    `json:"title"`
+	VersionNumber   int       `json:"version_number"`
 }
 
 // RequirementWrite defines model for requirement_write.
@@ -150,39 +150,31 @@ type SearchResultsDocument struct {
 
 // Timestamp defines model for timestamp.
 type Timestamp struct {
-	union json.RawMessage
-}
-
-// Timestamp0 defines model for Timestamp.0.
-type Timestamp0 = int
-
-// Timestamp1 defines model for Timestamp.1.
-type Timestamp1 struct {
-	HashText *int    `json:"#text,omitempty"`
-	Unit     *string `json:"@unit,omitempty"`
+	HashText int    `json:"#text"`
+	Unit     string `json:"@unit"`
 }
 
 // UseCaseSummary defines model for use_case_summary.
 type UseCaseSummary struct {
-	CreatedBy       *int       `json:"created_by,omitempty"`
-	CreatedTime     *Timestamp `json:"created_time,omitempty"`
-	Id              *int       `json:"id,omitempty"`
-	IdPrefix        *string    `json:"id_prefix,omitempty"`
-	LastUpdatedBy   *int       `json:"last_updated_by,omitempty"`
-	LastUpdatedTime *Timestamp `json:"last_updated_time,omitempty"`
-	Title           *string    `json:"title,omitempty"`
-	VersionNumber   *int       `json:"version_number,omitempty"`
+	CreatedBy       int       `json:"created_by"`
+	CreatedTime     Timestamp `json:"created_time"`
+	Id              int       `json:"id"`
+	IdPrefix        string    `json:"id_prefix"`
+	LastUpdatedBy   int       `json:"last_updated_by"`
+	LastUpdatedTime Timestamp `json:"last_updated_time"`
+	Title           string    `json:"title"`
+	VersionNumber   int       `json:"version_number"`
 }
 
 // User defines model for user.
 type User struct {
-	Deleted   *string `json:"deleted,omitempty"`
-	Email     *string `json:"email,omitempty"`
-	Firstname *string `json:"firstname,omitempty"`
-	Lastname  *string `json:"lastname,omitempty"`
-	Status    *string `json:"status,omitempty"`
-	UserId    *int    `json:"user_id,omitempty"`
-	Username  *string `json:"username,omitempty"`
+	Deleted   string `json:"deleted"`
+	Email     string `json:"email"`
+	Firstname string `json:"firstname"`
+	Lastname  string `json:"lastname"`
+	Status    string `json:"status"`
+	UserId    int    `json:"user_id"`
+	Username  string `json:"username"`
 }
 
 // UserDocument defines model for user_document.
@@ -212,8 +204,8 @@ type UsersDocument struct {
 
 // WriteField defines model for write_field.
 type WriteField struct {
-	Name  *string     `json:"name,omitempty"`
-	Value *WriteValue `json:"value,omitempty"`
+	Name  string      `json:"name"`
+	Value *WriteValue `json:"value"`
 }
 
 // WriteFieldList defines model for write_field_list.
@@ -288,6 +280,9 @@ type IdOrEmail = string
 // LastUpdatedBy defines model for last_updated_by.
 type LastUpdatedBy = int64
 
+// Q defines model for q.
+type Q = []string
+
 // ViewId defines model for view_id.
 type ViewId = int64
 
@@ -347,8 +342,11 @@ type V2SearchRequirementParams struct {
 	// LastUpdatedBy Last updated by that user.
 	LastUpdatedBy *LastUpdatedBy `form:"last_updated_by,omitempty" json:"last_updated_by,omitempty"`
 
-	// FieldConditions field_{n}={value}: a Picklist field equals an option value or user id, or a Textbox field equals letters and digits.
+	// FieldConditions field_{n}={value}: a Picklist field equals an option value or user id, or a Textbox field equals letters and digits. Each property is one parameter (form style, exploded: field_103=2). A client that serializes objects otherwise must be told to use this style: openapi-fetch sends deepObject (field_conditions[field_103]=2, refused) unless created with querySerializer: {object: {style: "form", explode: true}}. The same conditions may be sent as q.
 	FieldConditions *FieldConditions `form:"field_conditions,omitempty" json:"field_conditions,omitempty"`
+
+	// Q Conditions of the search condition language, one per value: q=created_time>1262493473&q=field_103=2 (each value percent-encoded as usual: q=created_time%3E1262493473). Times take < or > and a 10-digit UNIX timestamp (created_time, last_updated_time, and deleted_time, which finds deleted records only); created_by, last_updated_by and field_{n} take =.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
 
 	// XRequestId A request id of the caller's, echoed in the response (the gateway makes one otherwise).
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
@@ -540,68 +538,6 @@ func (t RecordValue) MarshalJSON() ([]byte, error) {
 }
 
 func (t *RecordValue) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsTimestamp0 returns the union data inside the Timestamp as a Timestamp0
-func (t Timestamp) AsTimestamp0() (Timestamp0, error) {
-	var body Timestamp0
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromTimestamp0 overwrites any union data inside the Timestamp as the provided Timestamp0
-func (t *Timestamp) FromTimestamp0(v Timestamp0) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeTimestamp0 performs a merge with any union data inside the Timestamp, using the provided Timestamp0
-func (t *Timestamp) MergeTimestamp0(v Timestamp0) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsTimestamp1 returns the union data inside the Timestamp as a Timestamp1
-func (t Timestamp) AsTimestamp1() (Timestamp1, error) {
-	var body Timestamp1
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromTimestamp1 overwrites any union data inside the Timestamp as the provided Timestamp1
-func (t *Timestamp) FromTimestamp1(v Timestamp1) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeTimestamp1 performs a merge with any union data inside the Timestamp, using the provided Timestamp1
-func (t *Timestamp) MergeTimestamp1(v Timestamp1) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1000,7 +936,7 @@ type ClientInterface interface {
 
 	// V2SearchRequirement Search the records of the kind
 	//
-	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
+	// Conditions are query parameters, all of which a record must meet. A generated client sends them as name=value parameters: `created_by` and `last_updated_by` (a user id), `field_conditions` (`field_{n}={value}` pairs of the account's fields, form style, exploded: a Picklist field takes an option value or user id, a Textbox field one word of letters and digits), and `q`, each value one condition of the search condition language, the only form of the comparisons of times, which are no name=value pairs: `q=created_time>1262493473` (sent as `q=created_time%3E1262493473`) finds records created after that 10-digit UNIX timestamp; `created_time`, `last_updated_time` and `deleted_time` take `<` or `>`, the others `=`. The same conditions may be written raw in the query string (`?created_time>1262493473&field_103=1`), which no OpenAPI parameter can describe. A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400, naming it.
 	//
 	// Corresponds with GET /api2/{api_key}/re/search (the `V2SearchRequirement` operationId).
 	V2SearchRequirement(ctx context.Context, apiKey ApiKey, params *V2SearchRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1085,7 +1021,7 @@ func (c *Client) V2CreateRequirement(ctx context.Context, apiKey ApiKey, params 
 
 // V2SearchRequirement Search the records of the kind
 //
-// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
+// Conditions are query parameters, all of which a record must meet. A generated client sends them as name=value parameters: `created_by` and `last_updated_by` (a user id), `field_conditions` (`field_{n}={value}` pairs of the account's fields, form style, exploded: a Picklist field takes an option value or user id, a Textbox field one word of letters and digits), and `q`, each value one condition of the search condition language, the only form of the comparisons of times, which are no name=value pairs: `q=created_time>1262493473` (sent as `q=created_time%3E1262493473`) finds records created after that 10-digit UNIX timestamp; `created_time`, `last_updated_time` and `deleted_time` take `<` or `>`, the others `=`. The same conditions may be written raw in the query string (`?created_time>1262493473&field_103=1`), which no OpenAPI parameter can describe. A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400, naming it.
 //
 // Corresponds with GET /api2/{api_key}/re/search (the `V2SearchRequirement` operationId).
 func (c *Client) V2SearchRequirement(ctx context.Context, apiKey ApiKey, params *V2SearchRequirementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1324,6 +1260,18 @@ func NewV2SearchRequirementRequest(server string, apiKey ApiKey, params *V2Searc
 		if params.FieldConditions != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "field_conditions", *params.FieldConditions, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -1795,7 +1743,7 @@ type ClientWithResponsesInterface interface {
 
 	// V2SearchRequirementWithResponse Search the records of the kind
 	//
-	// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
+	// Conditions are query parameters, all of which a record must meet. A generated client sends them as name=value parameters: `created_by` and `last_updated_by` (a user id), `field_conditions` (`field_{n}={value}` pairs of the account's fields, form style, exploded: a Picklist field takes an option value or user id, a Textbox field one word of letters and digits), and `q`, each value one condition of the search condition language, the only form of the comparisons of times, which are no name=value pairs: `q=created_time>1262493473` (sent as `q=created_time%3E1262493473`) finds records created after that 10-digit UNIX timestamp; `created_time`, `last_updated_time` and `deleted_time` take `<` or `>`, the others `=`. The same conditions may be written raw in the query string (`?created_time>1262493473&field_103=1`), which no OpenAPI parameter can describe. A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400, naming it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3480,7 +3428,7 @@ func (c *ClientWithResponses) V2CreateRequirementWithResponse(ctx context.Contex
 
 // V2SearchRequirementWithResponse Search the records of the kind
 //
-// Conditions are query parameters joined with &, all of which a record must meet: `created_by={user_id}`, `last_updated_by={user_id}`, `field_{n}={value}` (a Picklist field: an option value or user id; a Textbox field: one word, letters and digits of any script), and comparisons of times written without '=': `created_time>{t}`, `created_time<{t}`, `last_updated_time>{t}`, `last_updated_time<{t}`, `deleted_time>{t}`, `deleted_time<{t}` with {t} a 10-digit UNIX timestamp (the operator may be percent-encoded: `%3E`, `%3C`). A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400.
+// Conditions are query parameters, all of which a record must meet. A generated client sends them as name=value parameters: `created_by` and `last_updated_by` (a user id), `field_conditions` (`field_{n}={value}` pairs of the account's fields, form style, exploded: a Picklist field takes an option value or user id, a Textbox field one word of letters and digits), and `q`, each value one condition of the search condition language, the only form of the comparisons of times, which are no name=value pairs: `q=created_time>1262493473` (sent as `q=created_time%3E1262493473`) finds records created after that 10-digit UNIX timestamp; `created_time`, `last_updated_time` and `deleted_time` take `<` or `>`, the others `=`. The same conditions may be written raw in the query string (`?created_time>1262493473&field_103=1`), which no OpenAPI parameter can describe. A view search takes no `deleted_time`: a view lists live records. An invalid condition is 400, naming it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
