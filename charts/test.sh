@@ -87,12 +87,14 @@ expect "$def" \
 reject "$def" '^ +- name: REQGATE_DB$' '^ +- --accounts' '^  replicas: 2$' 'externalTrafficPolicy'
 reject "$def" 'REQGATE_ADMIN_TOKEN_FILE' 'admin-token' 'pprof: true'
 # probe PROBE PATH FILE: the first httpGet path after PROBE in FILE.
-probe() { grep -A4 -E "^ +$1:\$" "$2" | grep -m1 -Eo 'path: /[a-z]+' | cut -d' ' -f2; }
+probe() { grep -A4 -E "^ +$1:\$" "$2" | grep -m1 -Eo 'path: /[^ ]+' | cut -d' ' -f2; }
 # source TEMPLATE FILE: the rendered documents of one template.
 source_of() { awk -v t="# Source: reqgate/templates/$1" '/^---/{p=0} $0==t{p=1} p' "$2"; }
 source_of gateway-deployment.yaml "$def" >"$work/gw.yaml"
 source_of core.yaml "$def" >"$work/core.yaml"
-[ "$(probe startupProbe "$work/gw.yaml")" = /readyz ] || fail "gateway startupProbe is not /readyz"
+# The start is gated on the core only: a gateway started while Redis is down serves on its fallback
+# (cmd/reqgate's TestReadyzExcludeRedis), where a probe that waited for Redis would restart it until Redis is back.
+[ "$(probe startupProbe "$work/gw.yaml")" = '/readyz?exclude=redis' ] || fail "gateway startupProbe is not /readyz?exclude=redis"
 [ "$(probe readinessProbe "$work/gw.yaml")" = /healthz ] || fail "gateway readinessProbe is not /healthz"
 [ "$(probe livenessProbe "$work/gw.yaml")" = /healthz ] || fail "gateway livenessProbe is not /healthz"
 [ "$(probe readinessProbe "$work/core.yaml")" = /readyz ] || fail "core readinessProbe is not /readyz"
@@ -163,7 +165,7 @@ echo "kubecheck (production values)"
 "$kubecheck" "$pr" || fail "kubecheck (production values)"
 
 # The alert rules as Prometheus reads them (the PrometheusRule's spec is a rule file), checked and unit-tested
-# with promtool (built like helm, by .ci/promtool) against alerts_test.yaml: ReqgateServerErrors fires on a 10%
+# with promtool (Debian's, by .ci/promtool) against alerts_test.yaml: ReqgateServerErrors fires on a 10%
 # 5xx rate, not on 1%, and the others fire on the replica concerned only.
 echo "promtool check rules, test rules (production values)"
 promtool=$(bash "$here/../.ci/promtool")
@@ -321,6 +323,94 @@ gomemlimit() {
   --set 'gateway.extraEnv[0].value=300MiB' | source_of gateway-deployment.yaml /dev/stdin | grep -c GOMEMLIMIT)" = 1 ] ||
   fail "extraEnv GOMEMLIMIT does not replace the chart's"
 refuse 'cannot read the memory limit "1e9"' --set gateway.resources.limits.memory=1e9
+
+echo "helm template (Kubernetes versions: the chart's kubeVersion and the newest)"
+# The gateway's preStop sleep action is on by default from Kubernetes 1.30, the chart's lowest version; older
+# clusters are refused at install rather than given a pod spec their API server refuses.
+refuse 'chart requires kubeVersion: >=1.30.0-0' --kube-version 1.29.15
+for kv in 1.30.0 1.35.0; do
+  for values in "" "$prod" "$cluster"; do
+    out=$work/kube-$kv-$(basename "${values:-default}").yaml
+    "$HELM" template rg "$chart" --namespace apps --kube-version "$kv" ${values:+-f "$values"} >"$out" ||
+      fail "render at Kubernetes $kv (${values:-default values})"
+    "$kubecheck" "$out" || fail "kubecheck at Kubernetes $kv (${values:-default values})"
+    source_of gateway-deployment.yaml "$out" >"$work/kube-gw.yaml"
+    grep -A1 -E '^ +preStop:$' "$work/kube-gw.yaml" >"$work/kube-prestop.yaml" || true
+    expect "$work/kube-prestop.yaml" '^ +sleep:$'
+    reject "$work/kube-gw.yaml" '^ +exec:$' # the image has neither a shell nor a sleep program
+  done
+done
+
+echo "helm template (NetworkPolicy: tracing collector, extraEgress)"
+# Tracing on: both policies reach the collector's port (from the endpoint URL) at networkPolicy.tracing.to, and
+# the rules of networkPolicy.extraEgress, as written.
+npt=$work/np-tracing.yaml
+"$HELM" template rg "$chart" --namespace apps -f "$cluster" --kube-version "$KUBE_VERSION" \
+  --set config.tracing.endpoint=http://otel-collector.observability:4318 \
+  --set-json 'networkPolicy.tracing.to=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"observability"}}}]' \
+  --set-json 'networkPolicy.extraEgress=[{"to":[{"ipBlock":{"cidr":"10.30.0.0/16"}}],"ports":[{"port":8443,"protocol":"TCP"},{"port":9000,"endPort":9010,"protocol":"TCP"}]}]' >"$npt"
+"$kubecheck" "$npt" || fail "kubecheck (NetworkPolicy, tracing and extraEgress)"
+for w in gateway core; do
+  doc NetworkPolicy "rg-reqgate-$w" "$npt" >"$work/np-t.yaml"
+  awk '/^  egress:$/{p=1} p' "$work/np-t.yaml" >"$work/np-t-egress.yaml"
+  grep -A6 -E '^ +- port: 4318$' "$work/np-t-egress.yaml" | grep -q 'kubernetes.io/metadata.name: observability$' ||
+    fail "np-tracing.yaml: the $w's policy has no egress to the collector's port 4318 at networkPolicy.tracing.to"
+  grep -B1 -A8 -E '^ +- port: 8443$' "$work/np-t-egress.yaml" | grep -q 'cidr: 10.30.0.0/16$' ||
+    fail "np-tracing.yaml: the $w's policy lacks networkPolicy.extraEgress"
+  expect "$work/np-t-egress.yaml" '^ +(- )?endPort: 9010$'
+done
+# No collector rule without tracing; the port of an https endpoint without one is 443.
+doc NetworkPolicy rg-reqgate-gateway "$cl" | grep -q 'port: 4318' && fail "cluster.yaml: a collector rule without tracing"
+"$HELM" template rg "$chart" -f "$cluster" --kube-version "$KUBE_VERSION" --set config.tracing.endpoint=https://otlp.example.com/v1/traces |
+  doc NetworkPolicy rg-reqgate-core /dev/stdin | grep -q -- '- port: 443$' || fail "no egress to port 443 of an https collector"
+refuse 'config.tracing.endpoint "grpc://otel:4317": want an http:// or https:// URL' -f "$cluster" --set config.tracing.endpoint=grpc://otel:4317
+refuse '/networkPolicy/extraEgress/0/to/0' --set-json 'networkPolicy.extraEgress=[{"to":[{"cidr":"10.0.0.0/8"}]}]'
+refuse '/networkPolicy/extraEgress/0/ports/0/protocol' --set-json 'networkPolicy.extraEgress=[{"ports":[{"port":53,"protocol":"ICMP"}]}]'
+refuse '/networkPolicy/extraEgress/0' --set-json 'networkPolicy.extraEgress=[{}]'
+
+echo "helm template (extraVolumes, extraVolumeMounts)"
+vol=$work/volumes.yaml
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" \
+  --set-json 'gateway.extraVolumes=[{"name":"tls","secret":{"secretName":"api-example-com-tls"}}]' \
+  --set-json 'gateway.extraVolumeMounts=[{"name":"tls","mountPath":"/etc/reqgate/tls","readOnly":true}]' \
+  --set config.server.tls_cert_file=/etc/reqgate/tls/tls.crt --set config.server.tls_key_file=/etc/reqgate/tls/tls.key \
+  --set-json 'core.extraVolumes=[{"name":"more-accounts","secret":{"secretName":"reqgate-accounts-2"}}]' \
+  --set-json 'core.extraVolumeMounts=[{"name":"more-accounts","mountPath":"/etc/reqgate/accounts-2","readOnly":true}]' \
+  --set-json 'core.extraArgs=["--accounts=/etc/reqgate/accounts-2/accounts.yaml"]' >"$vol"
+"$kubecheck" "$vol" || fail "kubecheck (extraVolumes)"
+source_of gateway-deployment.yaml "$vol" >"$work/vol-gw.yaml"
+source_of core.yaml "$vol" >"$work/vol-core.yaml"
+expect "$work/vol-gw.yaml" '^ +- name: tls$' '^ +(- )?mountPath: /etc/reqgate/tls$' '^ +secretName: api-example-com-tls$' \
+  '^ +- name: config$' '^ +mountPath: /etc/reqgate/config$' # the chart's own stay
+expect "$work/vol-core.yaml" '^ +- name: more-accounts$' '^ +(- )?mountPath: /etc/reqgate/accounts-2$' \
+  '^ +secretName: reqgate-accounts-2$' '^ +- "--accounts=/etc/reqgate/accounts-2/accounts.yaml"$' '^ +- name: data$' '^ +- name: tmp$'
+reject "$work/vol-gw.yaml" 'more-accounts'
+reject "$work/vol-core.yaml" 'api-example-com-tls'
+refuse '/gateway/extraVolumeMounts/0' --set-json 'gateway.extraVolumeMounts=[{"name":"tls"}]'
+# A mount without its volume renders (the schema cannot tie the two lists), and kubecheck refuses it, as the API
+# server would.
+"$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" \
+  --set-json 'gateway.extraVolumeMounts=[{"name":"tls","mountPath":"/etc/reqgate/tls"}]' >"$work/vol-missing.yaml"
+"$kubecheck" "$work/vol-missing.yaml" 2>"$work/vol-missing.txt" && fail "kubecheck passed a mount without its volume"
+grep -q 'mounts volume "tls", which the pod lacks' "$work/vol-missing.txt" || fail "kubecheck: $(cat "$work/vol-missing.txt")"
+refuse '/core/extraVolumes/0' --set-json 'core.extraVolumes=[{"secret":{"secretName":"x"}}]'
+
+echo "helm template (account edits)"
+# A changed account file changes the Secret only, never the core's pod template (which would restart the one
+# SQLite core): the kubelet updates the mounted file and config.reload.watch applies it to the running core.
+for n in 1 2; do
+  "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --set-string core.accounts.content="accounts: [$n]" >"$work/acc-$n.yaml"
+  source_of core.yaml "$work/acc-$n.yaml" >"$work/acc-core-$n.yaml"
+  source_of secret.yaml "$work/acc-$n.yaml" >"$work/acc-secret-$n.yaml"
+done
+cmp -s "$work/acc-secret-1.yaml" "$work/acc-secret-2.yaml" && fail "the account Secret does not follow core.accounts.content"
+cmp -s "$work/acc-core-1.yaml" "$work/acc-core-2.yaml" ||
+  { diff "$work/acc-core-1.yaml" "$work/acc-core-2.yaml" >&2 || true; fail "an account edit changes the core's pod template (a restart)"; }
+expect "$work/acc-core-1.yaml" '^ +- --accounts=/etc/reqgate/accounts/accounts.yaml$' '^ +mountPath: /etc/reqgate/accounts$'
+# Mounted as a directory (no subPath), which the kubelet updates in place.
+reject "$work/acc-core-1.yaml" 'subPath'
+source_of configmap.yaml "$def" | grep -A1 -E '^ +reload:$' | grep -qE '^ +watch: [1-9][0-9]*s$' ||
+  fail "the chart's config does not set reload.watch: account edits would wait for a restart"
 
 echo "helm test (the test Pod's script against reqgate serve, with busybox as in the Pod)"
 source_of tests/read-through-gateway.yaml "$def" >"$work/test-pod.yaml"

@@ -304,6 +304,11 @@ func (l *serverLog) Printf(format string, args ...any) {
 	}
 }
 
+// ErrRedisNotReady is wrapped by the error of Ready when the upstream answered and Redis did not, so that a
+// caller may leave Redis out of a check (the admin listener's /readyz?exclude=redis): the gateway serves
+// without Redis, limiting on its own under ratelimit.on_redis_error local or allow.
+var ErrRedisNotReady = errors.New("redis")
+
 // Ready reports whether the upstream answers /readyz (and Redis, when configured, answers PING): the
 // gateway's /readyz, for an admin listener of the caller's own.
 func (g *Gateway) Ready() error {
@@ -322,7 +327,7 @@ func (g *Gateway) Ready() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := g.opt.Redis.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("redis: %w", err)
+			return fmt.Errorf("%w: %w", ErrRedisNotReady, err)
 		}
 	}
 	return nil

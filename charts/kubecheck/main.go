@@ -1,10 +1,10 @@
 // Command kubecheck decodes every document of rendered Kubernetes manifests into the typed objects of
 // k8s.io/api (and the Gateway API's HTTPRoute), refusing unknown fields (a misspelt key that helm lint lets
-// through). It checks that each workload's selector matches its pod labels and that its probes name declared
-// container ports, that JSON files in ConfigMaps parse, and, across the documents of one file, that every
-// Ingress and HTTPRoute backend is a rendered Service port and that every NetworkPolicy selects rendered pods
-// and names their ports. Decoding checks the shape only: the API server's own validation (CEL rules, required
-// lists) is not run here.
+// through). It checks that each workload's selector matches its pod labels, that its probes name declared
+// container ports and its mounts declared volumes, that JSON files in ConfigMaps parse, and, across the
+// documents of one file, that every Ingress and HTTPRoute backend is a rendered Service port and that every
+// NetworkPolicy selects rendered pods and names their ports. Decoding checks the shape only: the API server's
+// own validation (CEL rules, required lists) is not run here.
 package main
 
 import (
@@ -98,12 +98,16 @@ func check(doc []byte) (any, error) {
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
+		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template, nil)
 	case *appsv1.StatefulSet:
-		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template)
+		claims := make([]string, len(o.Spec.VolumeClaimTemplates))
+		for i, c := range o.Spec.VolumeClaimTemplates {
+			claims[i] = c.Name
+		}
+		return obj, workload(o.Name, o.Spec.Selector, &o.Spec.Template, claims)
 	case *corev1.Pod:
 		// A bare Pod (the helm test hook) answers to the same rules as the workloads' templates.
-		return obj, workload(o.Name, &metav1.LabelSelector{MatchLabels: o.Labels}, &corev1.PodTemplateSpec{ObjectMeta: o.ObjectMeta, Spec: o.Spec})
+		return obj, workload(o.Name, &metav1.LabelSelector{MatchLabels: o.Labels}, &corev1.PodTemplateSpec{ObjectMeta: o.ObjectMeta, Spec: o.Spec}, nil)
 	case *corev1.ConfigMap:
 		// A dashboard or any other JSON file: the API server takes any text, Grafana refuses it at load.
 		for k, v := range o.Data {
@@ -120,13 +124,39 @@ func check(doc []byte) (any, error) {
 	return obj, nil
 }
 
-func workload(name string, sel *metav1.LabelSelector, t *corev1.PodTemplateSpec) error {
+// workload checks a pod template; claims are the names of a StatefulSet's volumeClaimTemplates, which its
+// containers mount like the pod's volumes.
+func workload(name string, sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, claims []string) error {
 	if sel == nil {
 		return fmt.Errorf("%s: no selector", name)
 	}
 	for k, v := range sel.MatchLabels {
 		if t.Labels[k] != v {
 			return fmt.Errorf("%s: selector %s=%s does not match the pod labels", name, k, v)
+		}
+	}
+	// The API server refuses a pod whose volumes share a name or whose container mounts a volume it lacks or
+	// two volumes at one path (an extraVolumes entry named like one of the chart's, a mount without its volume).
+	volumes := map[string]bool{}
+	for _, c := range claims {
+		volumes[c] = true
+	}
+	for _, v := range t.Spec.Volumes {
+		if volumes[v.Name] {
+			return fmt.Errorf("%s: two volumes named %q", name, v.Name)
+		}
+		volumes[v.Name] = true
+	}
+	for _, c := range t.Spec.Containers {
+		paths := map[string]bool{}
+		for _, m := range c.VolumeMounts {
+			if !volumes[m.Name] {
+				return fmt.Errorf("%s: container %s mounts volume %q, which the pod lacks", name, c.Name, m.Name)
+			}
+			if paths[m.MountPath] {
+				return fmt.Errorf("%s: container %s mounts two volumes at %s", name, c.Name, m.MountPath)
+			}
+			paths[m.MountPath] = true
 		}
 	}
 	for _, c := range t.Spec.Containers {

@@ -48,6 +48,17 @@ func TestAccountsCheck(t *testing.T) {
       - {id: 1, username: bob, password: pw}
       - {id: 2, username: alice, password: pw}
 `)}, 1, []string{`:5: user id 1 is already used`, `:6: username "alice" is already used`}},
+		// One run names every refusal of a file: those found when reading it and those of the rules across an
+		// account's items (a user id used twice), in line order.
+		{"every refusal of a file in one run", []string{"check", write("mixed.yaml", `accounts:
+  - api_key: acme
+    users:
+      - {id: 1, username: alice, password: pw}
+      - {id: 1, username: bob, password: pw}
+  - api_key: beta
+    users:
+      - {username: carol, password: pw, email: carol}
+`)}, 1, []string{`:5: user id 1 is already used`, `:8: email "carol" is not an email address`}},
 		{"missing file", []string{"check", filepath.Join(dir, "missing.yaml"), good}, 1, []string{"missing.yaml: no such file"}},
 		{"help", []string{"check", "--help"}, 0, []string{"Usage:", "reqgate accounts check FILE..."}},
 		{"no file", []string{"check"}, 2, []string{"no FILE given"}},

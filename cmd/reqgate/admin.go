@@ -60,10 +60,15 @@ func startAdmin(ln net.Listener, r *readiness, cfg *config.Config, log *slog.Log
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		excluded, err := readyzExclusions(req.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		ctx, cancel := context.WithTimeout(req.Context(), readyTimeout)
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if err := r.ready(ctx); err != nil {
+		if err := r.ready(ctx, excluded); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, "not ready:", err)
 			return

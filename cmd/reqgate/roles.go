@@ -89,14 +89,15 @@ func (r *readiness) all() []part {
 	return append([]part(nil), r.parts...)
 }
 
-// ready reports the first part that is not ready; until start-up has finished, the process is not ready even
-// when its parts answer (a core still applies its account files).
-func (r *readiness) ready(ctx context.Context) error {
+// ready reports the first part that is not ready, leaving out the failures excluded reports (nil: none);
+// until start-up has finished, the process is not ready even when its parts answer (a core still applies its
+// account files).
+func (r *readiness) ready(ctx context.Context, excluded func(error) bool) error {
 	r.mu.Lock()
 	parts, started := append([]part(nil), r.parts...), r.started
 	r.mu.Unlock()
 	for _, p := range parts {
-		if err := p.ready(ctx); err != nil {
+		if err := p.ready(ctx); err != nil && (excluded == nil || !excluded(err)) {
 			return err
 		}
 	}

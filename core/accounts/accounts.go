@@ -102,34 +102,50 @@ func parseAll(srcs []source) (*core.Provision, error) {
 	return p, nil
 }
 
-// check is parseAll without hashing. It reports every refusal it finds (at most MaxErrors), in three rounds
-// that each need the one before to have passed: decoding every file, merging the accounts by api_key, and
-// the rules of each merged account.
+// check is parseAll without hashing. It reports every refusal it finds (at most MaxErrors), in three rounds:
+// decoding every file, merging the accounts by api_key, and the rules of each merged account (uniqueness,
+// references), which run on every account none of whose entries was refused: the rules of an account with an
+// item left out would report the item's absence (a record's created_by naming a user refused for her
+// password). When a file is refused as a whole, which accounts it gives is unknown, so the third round waits
+// for it.
 func check(srcs []source) ([]*account, error) {
 	errs := &errList{}
+	refused := map[string]bool{} // api_keys of accounts with a refused entry or item
+	names := make([]string, len(srcs))
+	for i, s := range srcs {
+		names[i] = s.name
+	}
+	refusals := func() ([]*account, error) {
+		errs.sort(names)
+		return nil, errs.err()
+	}
 	var raws []*rawAccount
+	filesOK := true
 	for _, s := range srcs {
 		if errs.stop() {
 			break
 		}
-		raws = append(raws, decodeFile(s.name, s.data, errs)...)
+		accts, ok := decodeFile(s.name, s.data, errs, refused)
+		raws, filesOK = append(raws, accts...), filesOK && ok
 	}
-	if errs.len() > 0 {
-		return nil, errs.err()
+	if errs.stop() {
+		return refusals()
 	}
-	merged := merge(raws, errs)
-	if errs.len() > 0 {
-		return nil, errs.err()
+	merged := merge(raws, errs, refused)
+	if !filesOK || errs.stop() {
+		return refusals()
 	}
 	accts := make([]*account, 0, len(merged))
 	for _, raw := range merged {
 		if errs.stop() {
 			break
 		}
-		accts = append(accts, build(raw, errs))
+		if !refused[raw.apiKey] {
+			accts = append(accts, build(raw, errs))
+		}
 	}
 	if errs.len() > 0 {
-		return nil, errs.err()
+		return refusals()
 	}
 	return accts, nil
 }

@@ -13,8 +13,8 @@ import (
 // merge joins the accounts of every file (and repeated entries of one file) that share an api_key into one,
 // in order of first appearance: lists are concatenated, so the uniqueness rules of build then apply across
 // files. A name given twice must agree, and the fields of a built-in kind come from one place only; a
-// refusal is added to errs and the entry left out.
-func merge(all []*rawAccount, errs *errList) []*rawAccount {
+// refusal is added to errs, the entry left out and its api_key added to refused.
+func merge(all []*rawAccount, errs *errList, refused map[string]bool) []*rawAccount {
 	byKey := map[string]*rawAccount{}
 	var out []*rawAccount
 	for _, a := range all {
@@ -32,13 +32,14 @@ func merge(all []*rawAccount, errs *errList) []*rawAccount {
 		if a.name != "" {
 			if m.name != "" && m.name != a.name {
 				errs.add(a.w.of("name").errorf("account %q is named %q at %s; a second entry may repeat the name, not change it", a.apiKey, clip(m.name), m.w.of("name")))
+				refused[a.apiKey] = true
 				continue
 			}
 			if m.name == "" {
 				m.name, m.w.keys["name"] = a.name, a.w.of("name")
 			}
 		}
-		refused := false
+		refusedKind := false
 		for _, kind := range core.BuiltinKinds {
 			k, ok := a.kinds[kind]
 			if !ok {
@@ -46,12 +47,13 @@ func merge(all []*rawAccount, errs *errList) []*rawAccount {
 			}
 			if first, dup := m.kinds[kind]; dup {
 				errs.add(k.at.errorf("fields of %s for account %q are already given at %s", kind, a.apiKey, first.at))
-				refused = true
+				refusedKind = true
 				continue
 			}
 			m.kinds[kind] = k
 		}
-		if refused {
+		if refusedKind {
+			refused[a.apiKey] = true
 			continue
 		}
 		m.users = append(m.users, a.users...)

@@ -102,47 +102,73 @@ const (
 )
 
 // decodeFile reads the accounts of one file, adding the refusals to errs. An account that is refused is left
-// out; so are the refused items of an account that is kept (errs then holds their refusals).
-func decodeFile(name string, data []byte, errs *errList) []*rawAccount {
+// out; so are the refused items of an account that is kept (errs then holds their refusals), and its api_key
+// is added to refused. ok is false when the file itself was refused (not YAML, no accounts list): which
+// accounts it meant to give is then unknown.
+func decodeFile(name string, data []byte, errs *errList, refused map[string]bool) (accts []*rawAccount, ok bool) {
 	r := &reader{file: name, errs: errs}
 	doc, err := r.document(data)
 	if err != nil {
 		errs.add(err)
-		return nil
+		return nil, false
 	}
 	if doc == nil {
 		errs.add(pos{name, 1}.errorf("the file is empty; it needs a top-level accounts: list"))
-		return nil
+		return nil, false
 	}
 	top, err := r.object(doc, "the file", []string{"accounts"})
 	if err != nil {
 		errs.add(err)
-		return nil
+		return nil, false
 	}
 	items, err := top.list("accounts")
 	if err != nil {
 		errs.add(err)
-		return nil
+		return nil, false
 	}
 	if len(items) == 0 {
 		errs.add(top.pos("accounts").errorf("accounts: the file provisions no account"))
-		return nil
+		return nil, false
 	}
-	accts := make([]*rawAccount, 0, len(items))
+	accts = make([]*rawAccount, 0, len(items))
 	for _, it := range items {
 		if errs.stop() {
 			break
 		}
+		before := errs.len()
 		a, err := r.account(it)
 		if err != nil {
+			if k := apiKeyOf(it); k != "" {
+				refused[k] = true
+			}
 			if r.skip(err) {
 				break
 			}
 			continue
 		}
+		if errs.len() > before {
+			refused[a.apiKey] = true
+		}
 		accts = append(accts, a)
 	}
-	return accts
+	return accts, true
+}
+
+// apiKeyOf is the api_key an account entry gives, as written, or "" when it gives none that can be read: for
+// an entry refused as a whole, so that the rest of its account is not checked without it.
+func apiKeyOf(n *yaml.Node) string {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "api_key" && v.Kind == yaml.ScalarNode {
+			return strings.TrimSpace(v.Value)
+		}
+	}
+	return ""
 }
 
 func (r *reader) account(n *yaml.Node) (*rawAccount, error) {

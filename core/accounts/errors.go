@@ -1,8 +1,10 @@
 package accounts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -68,6 +70,26 @@ func (l *errList) add(err error) {
 		return
 	}
 	l.errs = append(l.errs, err)
+}
+
+// sort puts the refusals in file order: by the files' order in names, then by line. The rounds of check find
+// an account's cross-item refusals after every file was decoded; an operator reads them where they are.
+func (l *errList) sort(names []string) {
+	rank := func(err error) (int, int) {
+		var e *Error
+		if !errors.As(err, &e) {
+			return len(names), 0
+		}
+		if i := slices.Index(names, e.File); i >= 0 {
+			return i, e.Line
+		}
+		return len(names), e.Line
+	}
+	slices.SortStableFunc(l.errs, func(a, b error) int {
+		fa, la := rank(a)
+		fb, lb := rank(b)
+		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(la, lb))
+	})
 }
 
 // stop reports whether reading should end here.

@@ -246,6 +246,57 @@ func TestEveryRefusal(t *testing.T) {
 			},
 			want: []string{"a.yaml:2: account: api_key is required", `a.yaml:3: api_key "b c" may hold only`, `b.yaml:1: unknown key "acounts"`},
 		},
+		{
+			// The rules across an account's items (here a username used twice) are checked for every account
+			// none of whose items was refused, even when another account of the file was: in file order.
+			name: "an account's rules beside another account's refusal",
+			files: map[string]string{"a.yaml": `accounts:
+  - api_key: beta
+    users:
+      - {username: carol}
+  - api_key: acme
+    users:
+      - {username: alice, password: pw}
+      - {username: alice, password: pw}
+  - {api_key: "g h"}
+`},
+			want: []string{`a.yaml:4: user "carol": password is required`, `a.yaml:8: username "alice" is already used`, `a.yaml:9: api_key "g h" may hold only`},
+		},
+		{
+			name: "an account's rules beside another file's refusal",
+			files: map[string]string{
+				"a.yaml": "accounts:\n  - api_key: acme\n    users:\n      - {id: 1, username: alice, password: pw}\n      - {id: 1, username: bob, password: pw}\n",
+				"b.yaml": "accounts:\n  - {api_key: beta, colour: red}\n",
+			},
+			want: []string{"a.yaml:5: user id 1 is already used", `b.yaml:2: unknown key "colour" in account`},
+		},
+		{
+			// carol was refused, so the record that names her is not refused for naming no user.
+			name: "no refusal for an item left out",
+			files: map[string]string{"a.yaml": head + `      - {username: carol}
+    records:
+      - {kind: re, id: 1, created_by: carol, fields: {field_101: x}}
+`},
+			want: []string{`a.yaml:7: user "carol": password is required`},
+		},
+		{
+			// Nor when the entry left out is another file's part of the same account.
+			name: "no refusal for an entry left out",
+			files: map[string]string{
+				"a.yaml": "accounts:\n  - api_key: acme\n    records:\n      - {kind: re, id: 1, created_by: zed, fields: {field_101: x}}\n",
+				"b.yaml": "accounts:\n  - api_key: acme\n    colour: red\n    users:\n      - {username: zed, password: pw}\n",
+			},
+			want: []string{`b.yaml:3: unknown key "colour" in account`},
+		},
+		{
+			// A file refused as a whole may hold part of any account: the rules across items wait for it.
+			name: "a file refused whole",
+			files: map[string]string{
+				"a.yaml": "accounts:\n  - api_key: acme\n    records:\n      - {kind: re, id: 1, created_by: zed, fields: {field_101: x}}\n",
+				"b.yaml": "accounts: [\n",
+			},
+			want: []string{"b.yaml:1: malformed YAML"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,6 +125,36 @@ limit, or when extraEnv sets GOMEMLIMIT itself. Call with (dict "ctx" $ "w" .Val
 {{- end -}}
 {{- end -}}
 
+{{/*
+The egress rules both NetworkPolicies add to their own: the OTLP collector of config.tracing.endpoint (its port,
+to networkPolicy.tracing.to), then networkPolicy.extraEgress as written. Call with the root context.
+*/}}
+{{- define "reqgate.extraEgress" -}}
+{{- $n := .Values.networkPolicy -}}
+{{- $rules := list -}}
+{{- with include "reqgate.tracingPort" . -}}
+{{- $rule := dict "ports" (list (dict "port" (int .) "protocol" "TCP")) -}}
+{{- with $n.tracing.to }}{{ $_ := set $rule "to" . }}{{ end -}}
+{{- $rules = append $rules $rule -}}
+{{- end -}}
+{{- $rules = concat $rules ($n.extraEgress | default list) -}}
+{{- with $rules }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/* The TCP port of config.tracing.endpoint (the URL's, else 443 for https and 80 for http); empty without
+tracing. */}}
+{{- define "reqgate.tracingPort" -}}
+{{- $ep := dig "tracing" "endpoint" "" (.Values.config | default dict) -}}
+{{- if $ep -}}
+{{- $u := urlParse $ep -}}
+{{- if not (has $u.scheme (list "http" "https")) -}}
+{{- fail (printf "config.tracing.endpoint %q: want an http:// or https:// URL (OTLP/HTTP)" $ep) -}}
+{{- end -}}
+{{- $port := trimPrefix ":" (regexFind ":[0-9]+$" $u.host) -}}
+{{- default (ternary "443" "80" (eq $u.scheme "https")) $port -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The DNS egress rule of both NetworkPolicies: call with .Values.networkPolicy. */}}
 {{- define "reqgate.dnsEgress" -}}
 - ports:
