@@ -20,11 +20,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/gateway/tenants"
 )
 
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
@@ -50,6 +52,7 @@ type Gateway struct {
 	scopeUser  bool
 	live       atomic.Pointer[live] // what a reload may change (live.go)
 	tracer     trace.Tracer         // nil: tracing off
+	tenants    *tenants.Tracker     // the busiest accounts' series; nil: none
 
 	upstreamCalls atomic.Uint64
 }
@@ -89,6 +92,11 @@ func New(opt Options) (*Gateway, error) {
 	}
 	if opt.MaxInflightPerAccount > 0 {
 		g.inflight = newInflight(opt.MaxInflightPerAccount)
+	}
+	if opt.TopAccounts > 0 {
+		// Exposed with the process's metrics until Shutdown.
+		g.tenants = tenants.New(opt.TopAccounts)
+		metrics.RegisterSet(g.tenants.Set())
 	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.RedisNamespace, opt.FailureStoreTimeout, opt.Logger)
@@ -157,6 +165,9 @@ func (g *Gateway) Serve(ln net.Listener) error {
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	err := g.srv.ShutdownWithContext(ctx)
 	g.up.close()
+	if g.tenants != nil {
+		metrics.UnregisterSet(g.tenants.Set(), true)
+	}
 	if berr := g.bus.Close(); berr != nil {
 		err = errors.Join(err, fmt.Errorf("gateway: close invalidation bus: %w", berr))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/gateway/tenants"
 )
 
 // X-Cache values.
@@ -66,6 +67,7 @@ type state struct {
 	upstream    time.Duration
 	uploading   time.Duration  // how long the caller took to send the body (body.go): not a wait (deadline.go)
 	held        time.Duration  // how long a rate policy held the request for its slot (limit.go): not a stall either
+	throttled   bool           // a rate policy refused the request (limit.go)
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
@@ -213,6 +215,10 @@ func (g *Gateway) finish(x *exchange) {
 		memo = &c.metrics
 	}
 	memo.observe(x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
+	if x.verified {
+		// Only a proved caller's account may become a label: a stranger can name any api_key.
+		g.tenants.Count(x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
+	}
 	var sc trace.SpanContext
 	if x.span != nil {
 		sc = g.endTrace(x, methodName(ctx.Method()), status)

@@ -145,6 +145,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		MaxLoginDelay:         cfg.Auth.MaxLoginDelay,
 		MaxDelayedLogins:      cfg.Auth.MaxDelayedLogins,
 		RejectStatus:          cfg.RateLimit.RejectStatus,
+		TopAccounts:           cfg.Metrics.TopAccounts,
 		Redis:                 n.rdb,
 		RedisNamespace:        cfg.Redis.Namespace,
 		Limiter:               limiter,

@@ -43,6 +43,7 @@ func Options() gateway.Options {
 		MaxLoginDelay:         c.Auth.MaxLoginDelay,
 		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
 		RejectStatus:          c.RateLimit.RejectStatus,
+		TopAccounts:           c.Metrics.TopAccounts,
 	}
 }
 
