@@ -158,7 +158,7 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
 	}
-	if strings.Contains(p2.stdout.String(), "Demo account ready") {
+	if strings.Contains(p2.stdout.String(), "demo account ready") {
 		t.Error("the demo account was provisioned again into a store that already had it")
 	}
 }
