@@ -93,11 +93,6 @@ func New(opt Options) (*Gateway, error) {
 	if opt.MaxInflightPerAccount > 0 {
 		g.inflight = newInflight(opt.MaxInflightPerAccount)
 	}
-	if opt.TopAccounts > 0 {
-		// Exposed with the process's metrics until Shutdown.
-		g.tenants = tenants.New(opt.TopAccounts)
-		metrics.RegisterSet(g.tenants.Set())
-	}
 	if opt.Redis != nil {
 		g.fails = newSharedFailures(fails, opt.Redis, opt.RedisNamespace, opt.FailureStoreTimeout, opt.Logger)
 	}
@@ -136,6 +131,11 @@ func New(opt Options) (*Gateway, error) {
 		TCPKeepalive:                 true,
 		Logger:                       &serverLog{log: opt.Logger, every: time.Minute},
 		SecureErrorLogMessage:        true,
+	}
+	if opt.TopAccounts > 0 {
+		// Exposed with the process's metrics until Shutdown; last, so that a failed New leaves nothing behind.
+		g.tenants = tenants.New(opt.TopAccounts)
+		metrics.RegisterSet(g.tenants.Set())
 	}
 	return g, nil
 }
