@@ -33,9 +33,7 @@ func TestServeTLS(t *testing.T) {
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(dir, "reqgate.db"),
 		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile)
 	waitReady(t, p, "http://"+admin+"/readyz")
-	if out := p.stdout.String(); !strings.Contains(out, "https://"+listen+"/api2/demo") {
-		t.Errorf("start-up output does not show the https:// base URL:\n%s", out)
-	}
+	waitLog(t, p, func(rec map[string]any) bool { return rec["base_url_v2"] == "https://"+listen+"/api2/demo" })
 
 	cl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pair.Pool()}}}
 	tests := []struct {
