@@ -57,6 +57,7 @@ func configured() Options {
 		MaxLoginDelay:         c.Auth.MaxLoginDelay,
 		MaxDelayedLogins:      c.Auth.MaxDelayedLogins,
 		RejectStatus:          c.RateLimit.RejectStatus,
+		TopAccounts:           c.Metrics.TopAccounts,
 	}
 }
 
