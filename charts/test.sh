@@ -289,7 +289,7 @@ grep -Eo '[a-z_]+:[a-z_]+:[a-z0-9_]+' "$chart/dashboards/reqgate.json" | sort -u
 while read -r rec; do
   grep -q "^        - record: $rec\$" "$work/rules.yaml" || fail "the dashboard reads $rec, which the PrometheusRule does not record"
 done <"$work/dashboard-records.txt"
-count "$work/rules.yaml" '^          expr: .*\{namespace="apps"\}\[5m\]\)\)$' 11 # one-line recording rules, each on its namespace
+count "$work/rules.yaml" '^          expr: .*\{namespace="apps"\}\[5m\]\)\)$' 15 # one-line recording rules, each on its namespace
 "$HELM" template rg "$chart" --kube-version "$KUBE_VERSION" --namespace grafana-dashboards --set metrics.grafanaDashboard.enabled=true \
   --set metrics.grafanaDashboard.label=dashboards --set metrics.grafanaDashboard.labelValue=reqgate \
   --set metrics.grafanaDashboard.namespace=monitoring >"$work/dashboard-custom.yaml"

@@ -40,6 +40,7 @@ type Config struct {
 	CORS      CORS
 	Reload    Reload
 	Tracing   Tracing
+	Metrics   Metrics
 
 	// Warnings are things Load ignored but an operator may want to see (unknown REQGATE_* variables);
 	// cmd/reqgate logs them.
@@ -242,6 +243,14 @@ type Tracing struct {
 	ServiceName string  // service.name resource attribute; default "" = reqgate-<role>
 }
 
+// Metrics configures what /metrics says beyond the fixed families.
+type Metrics struct {
+	// TopAccounts is how many of the busiest accounts get request, error, throttle and cache-hit series of their
+	// own on a gateway (label account); every other account counts under account="other". 0 to 1000; default 20;
+	// 0 = no per-account series.
+	TopAccounts int
+}
+
 // Default returns the complete default configuration of a role. An unknown role gets the serve defaults
 // (Validate refuses the role).
 func Default(role string) *Config {
@@ -304,6 +313,7 @@ func Default(role string) *Config {
 			MaxHeld:       256,
 		},
 		Tracing: Tracing{SampleRatio: 1},
+		Metrics: Metrics{TopAccounts: 20},
 	}
 }
 

@@ -183,6 +183,7 @@ func TestRefusals(t *testing.T) {
 			want: []string{`F:2: tracing.endpoint: bad URL "grpc://collector:4317": scheme must be http or https`}},
 		{name: "tracing endpoint without host", args: []string{"--set", "tracing.endpoint=http://:4318"},
 			want: []string{`flag --set tracing.endpoint: tracing.endpoint: bad URL "http://:4318": no host or a bad port`}},
+		{name: "top accounts beyond the bound", file: "metrics:\n  top_accounts: 1001\n", want: []string{`F:2: metrics.top_accounts: must be between 0 and 1000`}},
 		{name: "tracing ratio above 1", file: "tracing:\n  sample_ratio: 1.5\n", want: []string{`F:2: tracing.sample_ratio: must be between 0 and 1`}},
 		{name: "tracing ratio NaN", environ: []string{"REQGATE_TRACING_SAMPLE_RATIO=NaN"},
 			want: []string{`env REQGATE_TRACING_SAMPLE_RATIO: tracing.sample_ratio: must be between 0 and 1`}},

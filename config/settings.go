@@ -109,6 +109,8 @@ var settings = []*setting{
 	{path: "tracing.endpoint", help: "OTLP/HTTP `URL` of a trace collector (http://collector:4318); empty = no tracing", field: func(c *Config) any { return &c.Tracing.Endpoint }},
 	{path: "tracing.sample_ratio", help: "share of new traces recorded, 0 to 1 (a caller's sampled traceparent is followed)", field: func(c *Config) any { return &c.Tracing.SampleRatio }},
 	{path: "tracing.service_name", help: "service.name of the spans; empty = reqgate-<role>", field: func(c *Config) any { return &c.Tracing.ServiceName }},
+	{path: "metrics.top_accounts", help: "the busiest accounts given series of their own on /metrics (label account; the others count as account=\"other\"); 0 = none",
+		field: func(c *Config) any { return &c.Metrics.TopAccounts }},
 }
 
 // Key paths handled outside the settings table (lists of mappings, file only).

@@ -79,6 +79,9 @@ func (c *Config) Validate() error {
 	k.rateLimit()
 	k.origins(c.CORS.AllowedOrigins)
 	k.tracing(c.Tracing)
+	if n := c.Metrics.TopAccounts; n < 0 || n > 1000 {
+		k.fail("metrics.top_accounts", "must be between 0 and 1000")
+	}
 	k.secrets()
 	return errors.Join(k.errs...)
 }

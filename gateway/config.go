@@ -55,6 +55,7 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 		MaxLoginDelay:         cfg.Auth.MaxLoginDelay,
 		MaxDelayedLogins:      cfg.Auth.MaxDelayedLogins,
 		RejectStatus:          cfg.RateLimit.RejectStatus,
+		TopAccounts:           cfg.Metrics.TopAccounts,
 		RedisNamespace:        cfg.Redis.Namespace,
 		CORSOrigins:           cfg.CORS.AllowedOrigins,
 	}, nil

@@ -78,6 +78,7 @@ func (g *Gateway) forward(x *exchange) {
 	took, err := g.roundTripAsGet(x, &ctx.Request, &ctx.Response)
 	g.leave(&slot)
 	x.upstream = took
+	x.core = coreOf(&ctx.Response)
 	if err != nil {
 		g.upstreamFailed(x, err)
 		if write && !neverSent(err) {

@@ -20,11 +20,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/gateway/tenants"
 )
 
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
@@ -50,6 +52,7 @@ type Gateway struct {
 	scopeUser  bool
 	live       atomic.Pointer[live] // what a reload may change (live.go)
 	tracer     trace.Tracer         // nil: tracing off
+	tenants    *tenants.Tracker     // the busiest accounts' series; nil: none
 
 	upstreamCalls atomic.Uint64
 	openConns     atomic.Int64 // client connections open, of all its listeners
@@ -135,6 +138,11 @@ func New(opt Options) (*Gateway, error) {
 		Logger:                       &serverLog{log: opt.Logger, every: time.Minute},
 		SecureErrorLogMessage:        true,
 	}
+	if opt.TopAccounts > 0 {
+		// Exposed with the process's metrics until Shutdown; last, so that a failed New leaves nothing behind.
+		g.tenants = tenants.New(opt.TopAccounts)
+		metrics.RegisterSet(g.tenants.Set())
+	}
 	return g, nil
 }
 
@@ -172,6 +180,9 @@ func (g *Gateway) connTable(ln net.Listener) *connTable {
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	err := g.srv.ShutdownWithContext(ctx)
 	g.up.close()
+	if g.tenants != nil {
+		metrics.UnregisterSet(g.tenants.Set(), true)
+	}
 	if berr := g.bus.Close(); berr != nil {
 		err = errors.Join(err, fmt.Errorf("gateway: close invalidation bus: %w", berr))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/gateway/tenants"
 )
 
 // exchange is the state of one request as it passes the stages, with buffers of its own. Exchanges are
@@ -55,9 +56,12 @@ type state struct {
 	noCache     bool   // the caller asked to revalidate (Cache-Control: no-cache, Pragma: no-cache)
 	cacheRes    string // X-Cache value, "" when not a cacheable read
 	coreStatus  int    // status the core gave this caller's request, 0 when it was not asked
+	core        string // host:port of the core whose answer (or failure) the caller got; "" when none (coreOf)
+	userAgent   []byte // the caller's User-Agent, taken before the upstream client may fill in its own
 	upstream    time.Duration
 	uploading   time.Duration  // how long the caller took to send the body (body.go): not a wait (deadline.go)
 	held        time.Duration  // how long a rate policy held the request for its slot (limit.go): not a stall either
+	throttled   bool           // a rate policy refused the request (limit.go)
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
@@ -205,6 +209,10 @@ func (g *Gateway) finish(x *exchange) {
 		memo = &c.metrics
 	}
 	memo.observe(x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
+	if x.verified {
+		// Only a proved caller's account may become a label: a stranger can name any api_key.
+		g.tenants.Count(x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
+	}
 	var sc trace.SpanContext
 	if x.span != nil {
 		sc = g.endTrace(x, methodName(ctx.Method()), status)
@@ -218,16 +226,28 @@ func (g *Gateway) finish(x *exchange) {
 	}
 	e := accesslog.Entry{
 		RequestID: x.reqID, Method: methodName(ctx.Method()), Path: x.rt.Path, Route: string(x.rt.Class),
-		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Cache: x.cacheRes,
-		Upstream: x.upstream, Duration: elapsed, TraceID: traceID,
+		Account: x.rt.APIKey, User: x.cred.user, IP: x.clientIP(), Status: status, Bytes: sentBytes(ctx, status),
+		Cache: x.cacheRes, Core: x.core, Upstream: x.upstream, Duration: elapsed, TraceID: traceID,
+		UserAgent: b2s(x.userAgent), // in the request's header: the Logger copies it at once
 	}
 	if g.opt.AccessLog != nil {
 		_ = g.opt.AccessLog.Log(end, &e)
 		return
 	}
-	e.RequestID = x.logID()
+	e.RequestID, e.UserAgent = x.logID(), strings.Clone(e.UserAgent)
 	g.log.LogAttrs(context.Background(), slog.LevelInfo, "request", e.Attrs()...)
 }
+
+// sentBytes is the length of the response body the server sends: none for HEAD, 1xx, 204 and 304.
+func sentBytes(ctx *fasthttp.RequestCtx, status int) int {
+	if ctx.IsHead() || status < 200 || status == fasthttp.StatusNoContent || status == fasthttp.StatusNotModified {
+		return 0
+	}
+	return len(ctx.Response.Body())
+}
+
+// b2s is b as a string without a copy: valid while b is.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // methodName is the method as a string, without allocating for the methods of the interface.
 func methodName(m []byte) string {

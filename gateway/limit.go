@@ -45,6 +45,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	if d.Allowed {
 		return true
 	}
+	x.throttled = true
 	ctx := x.ctx
 	ctx.SetStatusCode(limiter.RejectStatus())
 	ctx.SetContentType(contentTypeXML)

@@ -91,3 +91,14 @@ func histogram(what string, r route.Class) *metrics.PrometheusHistogram {
 		metrics.GetOrCreatePrometheusHistogram(`reqgate_gateway_`+what+`_seconds{route="`+string(r)+`"}`))
 	return h.(*metrics.PrometheusHistogram)
 }
+
+// RequestsServed is the number of requests the gateways of the process have answered: the sum of
+// reqgate_gateway_requests_total.
+func RequestsServed() uint64 {
+	var n uint64
+	requestCounters.Range(func(_, c any) bool {
+		n += c.(*metrics.Counter).Get()
+		return true
+	})
+	return n
+}

@@ -143,6 +143,10 @@ type Options struct {
 	// slog's time (see package accesslog). Like Logger's, its lines are written only while Logger is enabled
 	// for Info, whose level may change while the gateway runs (slog.LevelVar).
 	AccessLog *accesslog.Logger
+	// TopAccounts is how many of the busiest accounts get request, error, throttle and cache-hit series of their
+	// own (package tenants); the requests of every other account count under account="other". Only callers the
+	// core proved are counted, so no stranger can name a label. 0 = no per-account series.
+	TopAccounts int
 	// Tracer, when set, traces every request (tracing.go): a server span that continues the caller's W3C
 	// traceparent, child spans for the stages, and the traceparent sent to the core. Nil: no tracing, at no cost.
 	Tracer trace.Tracer
@@ -173,6 +177,7 @@ func (o *Options) check() error {
 		{o.MaxIdleConns > 0, "MaxIdleConns must be > 0"},
 		{o.MaxConnWait > 0, "MaxConnWait must be > 0"},
 		{o.MaxInflightPerAccount >= 0, "MaxInflightPerAccount must not be negative (0 = no cap)"},
+		{o.TopAccounts >= 0, "TopAccounts must not be negative (0 = no per-account series)"},
 		{o.MaxBodyBytes > 0, "MaxBodyBytes must be > 0"},
 		{o.BodyBudget >= int64(o.MaxBodyBytes), "BodyBudget must be >= MaxBodyBytes"},
 		{o.BodyShare > 0 && o.BodyShare <= 1, "BodyShare must be > 0 and <= 1"},

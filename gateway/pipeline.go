@@ -36,6 +36,7 @@ var pipeline = [...]stage{
 func (g *Gateway) identify(x *exchange) bool {
 	x.live = g.live.Load()
 	x.hdr = scanHeaders(&x.ctx.Request.Header)
+	x.userAgent = x.ctx.Request.Header.UserAgent()
 	id := x.idBuf[:0]
 	if validRequestID(x.hdr.requestID) {
 		id = append(id, x.hdr.requestID...)

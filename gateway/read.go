@@ -20,6 +20,7 @@ type fetched struct {
 	personal bool         // the upstream meant the answer for its caller only (private, Set-Cookie)
 	err      error
 	took     time.Duration
+	core     string // the core that answered or failed (coreOf)
 }
 
 // read serves a cacheable GET or HEAD (the same answer, without the body) of a verified credential: a fresh entry (HIT), otherwise the upstream's
@@ -73,6 +74,7 @@ func (g *Gateway) read(x *exchange) {
 	if g.servedStale(x, f, xmlKey, jsonKey) {
 		return
 	}
+	x.core = f.core
 	if f.err != nil {
 		g.upstreamFailed(x, f.err)
 		return
@@ -171,14 +173,14 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 	defer fasthttp.ReleaseResponse(resp)
 	took, err := g.roundTripAsGet(x, req, resp)
 	if err != nil {
-		return &fetched{err: err, took: took}
+		return &fetched{err: err, took: took, core: coreOf(resp)}
 	}
 	e, storable, personal := entryOf(resp)
 	if storable {
 		prepareEntry(e)
 		_ = g.cache.Set(key, e) // a dropped Set is a later miss, never an error
 	}
-	return &fetched{entry: e, stored: storable, personal: personal, took: took}
+	return &fetched{entry: e, stored: storable, personal: personal, took: took, core: coreOf(resp)}
 }
 
 // skipStored are response headers never copied into an entry: per-connection or per-request ones.

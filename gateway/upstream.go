@@ -153,7 +153,7 @@ func dial(addr string, timeout time.Duration) (net.Conn, error) {
 	if err != nil {
 		return nil, dialError{err}
 	}
-	return &coreConn{Conn: c}, nil
+	return &coreConn{Conn: c, addr: coreAddr{Addr: c.RemoteAddr(), name: addr}}, nil
 }
 
 // errUnsent is a request not sent because the core had closed its kept-alive connection (it stopped, restarted
@@ -165,7 +165,8 @@ var errUnsent = errors.New("the core closed the connection before the request wa
 // the core applied it, where in fact it never saw it.
 type coreConn struct {
 	net.Conn
-	used bool // an answer was read: the next write starts a request on a kept-alive connection
+	used bool     // an answer was read: the next write starts a request on a kept-alive connection
+	addr coreAddr // RemoteAddr (coreaddr.go)
 }
 
 func (c *coreConn) Read(p []byte) (int, error) {

@@ -19,6 +19,7 @@ type verdict struct {
 	answer  *cache.Entry  // otherwise the core's answer, relayed as it is (a 401, or a refusal given before authentication)
 	err     error         // the exchange with the core failed
 	took    time.Duration
+	core    string // the core asked (coreOf)
 }
 
 // authenticate is the stage for a request whose credential the gateway does not trust yet. Before the core is
@@ -50,9 +51,11 @@ func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
 			"Too many failed authentication attempts. Try again after the time in Retry-After (in seconds).")
 		x.addHeader("Retry-After", strconv.Itoa(max(secs, 1)))
 	case vd.err != nil:
+		x.core = vd.core
 		g.upstreamFailed(x, vd.err)
 		return false
 	default:
+		x.core = vd.core // the core's answer is relayed
 		x.coreStatus = vd.answer.Status
 		writeEntry(x.ctx, vd.answer)
 		g.translateResponse(x)
@@ -95,7 +98,7 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 		g.fails.release(ip, x.rt.APIKey, user)
 	}
 	if err != nil {
-		return &verdict{err: err, took: took}
+		return &verdict{err: err, took: took, core: coreOf(resp)}
 	}
 	if x.cred.present && proves(resp, x.rt.APIKey, auth) {
 		authVerifications.Inc()
@@ -107,7 +110,7 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 		authFailures.Inc()
 	}
 	e, _, _ := entryOf(resp)
-	return &verdict{answer: e, took: took}
+	return &verdict{answer: e, took: took, core: coreOf(resp)}
 }
 
 // refreshAhead re-verifies, in the background, a remembered credential whose proof is more than half its TTL

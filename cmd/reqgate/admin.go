@@ -76,22 +76,7 @@ func startAdmin(ln net.Listener, r *readiness, cfg *config.Config, log *slog.Log
 		fmt.Fprintln(w, "ready")
 	})
 	if private {
-		mux.HandleFunc("POST /purge", func(w http.ResponseWriter, req *http.Request) {
-			account := req.URL.Query().Get("account")
-			if account == "" {
-				http.Error(w, "purge: name the account: POST /purge?account=API_KEY", http.StatusBadRequest)
-				return
-			}
-			n := 0
-			for _, p := range r.all() {
-				if pp, ok := p.(purger); ok {
-					pp.purge(account)
-					n++
-				}
-			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			fmt.Fprintf(w, "purged account %q in %d part(s) of this process; gateway replicas sharing its Redis purge it too\n", account, n)
-		})
+		mux.HandleFunc("POST /purge", servePurge(r.all, log))
 	}
 	writeTimeout := 10 * readyTimeout
 	if cfg.Admin.PProf && private {

@@ -113,7 +113,9 @@ func TestDashboardMetricsExist(t *testing.T) {
 		"reqgate_gateway_requests_total", "reqgate_cache_hits_total", "reqgate_cache_bytes",
 		"reqgate_gateway_upstream_seconds_bucket", "reqgate_ratelimit_decisions_total",
 		"reqgate_ratelimit_redis_fallback_total", "reqgate_ratelimit_redis_up", "reqgate_auth_failures_total",
-		"reqgate_core_store_seconds_bucket",
+		"reqgate_core_store_seconds_bucket", "reqgate_gateway_account_requests_total",
+		"reqgate_gateway_account_errors_total", "reqgate_gateway_account_throttled_total",
+		"reqgate_gateway_account_cache_hits_total",
 	} {
 		if !strings.Contains(strings.Join(queried[m], ","), "dashboard") {
 			t.Errorf("the dashboard does not query %s", m)

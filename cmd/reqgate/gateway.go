@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/config"
@@ -61,6 +63,21 @@ func logCertificate(log *slog.Logger, msg string, h *certs.Holder) {
 	}
 }
 
+// servedCerts is the pair reqgate_tls_cert_expiry_seconds reads: the public listener's (one per process).
+var servedCerts atomic.Pointer[certs.Holder]
+
+// exposeCertExpiry makes reqgate_tls_cert_expiry_seconds the seconds until the NotAfter of the pair h serves,
+// read at each scrape, so it follows reloads and counts down between them.
+func exposeCertExpiry(h *certs.Holder) {
+	servedCerts.Store(h)
+	metrics.GetOrCreateGauge("reqgate_tls_cert_expiry_seconds", func() float64 {
+		if leaf := servedCerts.Load().Certificate().Leaf; leaf != nil {
+			return time.Until(leaf.NotAfter).Seconds()
+		}
+		return 0
+	})
+}
+
 // purge drops an account's cached reads and remembered credentials on every gateway replica.
 func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 
@@ -98,6 +115,7 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 		}
 		n.certs = h
 		logCertificate(log, "tls certificate loaded", h)
+		exposeCertExpiry(h)
 	}
 	opt.HealthInterval = healthInterval
 	opt.Redis = n.rdb

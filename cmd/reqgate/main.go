@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/openapi"
@@ -105,10 +106,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	bi := readBuildInfo()
 	registerBuildInfo(bi)
 	log.Info("reqgate starting", "role", role, "version", bi.Version, "revision", bi.Revision, "go", bi.GoVersion)
+	started := time.Now()
 	rl := newReloader(cfg, rest, environ, log, level)
 	if err := runRole(ctx, cfg, rl, hup, access, stdout); err != nil {
 		log.Error("reqgate stopped", "role", role, "err", err)
 		return 1
 	}
+	logStopped(log, role, time.Since(started))
 	return 0
 }

@@ -115,9 +115,11 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", db)
 	waitReady(t, p, "http://"+admin+"/readyz")
 
-	if out := p.stdout.String(); !strings.Contains(out, "http://"+listen+"/api2/demo") || !strings.Contains(out, "demo / demo") {
-		t.Errorf("start-up output does not show the demo base URL and credentials:\n%s", out)
-	}
+	// A log line, written within the log's 100 ms.
+	waitLog(t, p, func(rec map[string]any) bool {
+		return rec["msg"] == "demo account ready" && rec["base_url_v2"] == "http://"+listen+"/api2/demo" &&
+			rec["users"] == "demo / demo, viewer / viewer"
+	})
 	for _, path := range []string{"/api2/demo/re/1", "/api/demo/re/1", "/api2/demo/object", "/api2/demo/user"} {
 		resp, body := do(t, http.MethodGet, "http://"+listen+path, "demo", "")
 		if resp.StatusCode != http.StatusOK {
@@ -158,8 +160,18 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
 	}
-	if strings.Contains(p2.stdout.String(), "Demo account ready") {
-		t.Error("the demo account was provisioned again into a store that already had it")
+	// Its whole log, once it has stopped (lines are written within 100 ms, and at the stop).
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p2.done:
+		p2.done <- err // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second start did not exit within 20s of SIGTERM")
+	}
+	if out := p2.stdout.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
+		t.Errorf("the second start's log, with the demo account provisioned again or no stop line:\n%s", out)
 	}
 }
 

@@ -26,6 +26,14 @@ func namespaceConfig(ns string) string {
 		"auth:\n  max_user_failures: 3\n"
 }
 
+// otherAccount is an account file with one account besides the demo.
+const otherAccount = `accounts:
+  - api_key: other
+    name: Other
+    users:
+      - {username: olga, password: olga-secret, email: olga@other.test, firstname: Olga, lastname: Other}
+`
+
 // namespaceLimit is the account policy's limit in namespaceConfig.
 const namespaceLimit = 10
 
@@ -53,8 +61,15 @@ func purgeOn(t *testing.T, admin, account string) {
 //   - every key and channel in Redis is in one of the two namespaces.
 func TestRedisNamespacesKeepServesApart(t *testing.T) {
 	rds := redistest.Start(t)
-	alpha := startRole(t, "serve", namespaceConfig("alpha"), "--redis", rds.URL())
-	beta := startRole(t, "serve", namespaceConfig("beta"), "--redis", rds.URL())
+	// The demo account, and another one for beta's purge below (a purge of an account the store does not hold is
+	// refused, and publishes nothing).
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(other, []byte(otherAccount), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	accounts := []string{"--accounts", filepath.Join("..", "..", "core", "accounts", "demo.yaml"), "--accounts", other}
+	alpha := startRole(t, "serve", namespaceConfig("alpha"), append([]string{"--redis", rds.URL()}, accounts...)...)
+	beta := startRole(t, "serve", namespaceConfig("beta"), append([]string{"--redis", rds.URL()}, accounts...)...)
 	waitBusUp(t, alpha.admin)
 	waitBusUp(t, beta.admin)
 	c := client()

@@ -92,7 +92,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 			t.Errorf("access log %s=%v, want %v (%v)", k, rec[k], want, rec)
 		}
 	}
-	for _, k := range []string{"route", "upstream_ms", "duration_ms"} {
+	for _, k := range []string{"route", "bytes", "upstream", "upstream_ms", "duration_ms", "user_agent"} {
 		if _, ok := rec[k]; !ok {
 			t.Errorf("access log lacks %s: %v", k, rec)
 		}

@@ -171,9 +171,7 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 	rl.attachAdmin(admin)
 	log.Info("reqgate started", "role", cfg.Role, "listen", rp.publicURL)
 	if rp.core != nil && rp.core.demo {
-		base := rp.publicURL
-		fmt.Fprintf(stdout, "\nDemo account ready:\n  base URL (v2): %s/api2/demo\n  base URL (v1): %s/api/demo\n"+
-			"  users: demo / demo, viewer / viewer\n  try:   curl -u demo:demo %s/api2/demo/re/1\n\n", base, base, base)
+		demoBanner(stdout, log, rp.publicURL)
 	}
 	err = rl.serveUntil(ctx, hup, errc)
 	return errors.Join(err, stopAll())

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +33,7 @@ func TestServeTLS(t *testing.T) {
 	p := start(t, "serve", "--listen", listen, "--admin-listen", admin, "--db", filepath.Join(dir, "reqgate.db"),
 		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile)
 	waitReady(t, p, "http://"+admin+"/readyz")
-	if out := p.stdout.String(); !strings.Contains(out, "https://"+listen+"/api2/demo") {
-		t.Errorf("start-up output does not show the https:// base URL:\n%s", out)
-	}
+	waitLog(t, p, func(rec map[string]any) bool { return rec["base_url_v2"] == "https://"+listen+"/api2/demo" })
 
 	cl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pair.Pool()}}}
 	tests := []struct {
@@ -148,7 +148,7 @@ func TestReloadCerts(t *testing.T) {
 
 // TestSIGHUPReloadsCertificate runs `serve` over TLS: after the certificate files are replaced (as a renewal
 // does) a SIGHUP makes the next handshake present the new pair; files that do not hold a pair refuse the reload
-// and the pair in force stays.
+// and the pair in force stays. reqgate_tls_cert_expiry_seconds follows the pair served.
 func TestSIGHUPReloadsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	first := certstest.Write(t, dir, "gw")
@@ -165,15 +165,30 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 	if got, want := serial(), first.Cert.SerialNumber.String(); got != want {
 		t.Fatalf("serial %s at start, want %s", got, want)
 	}
-	second, third := certstest.New(t, "second"), certstest.New(t, "third")
+	// The expiry in seconds, which counts down between scrapes: checked to the minute.
+	expiry := func(t *testing.T, want *certstest.Pair) {
+		t.Helper()
+		_, text := do(t, http.MethodGet, "http://"+n.admin+"/metrics", "", "")
+		m := regexp.MustCompile(`(?m)^reqgate_tls_cert_expiry_seconds (\S+)$`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("/metrics has no reqgate_tls_cert_expiry_seconds:\n%s", grepLines(text, "tls"))
+		}
+		got, _ := strconv.ParseFloat(m[1], 64)
+		if left := time.Until(want.Cert.NotAfter).Seconds(); got > left+60 || got < left-60 {
+			t.Errorf("reqgate_tls_cert_expiry_seconds %v, want about %v (%s)", got, left, want.Cert.Subject.CommonName)
+		}
+	}
+	expiry(t, &first)
+	second := certstest.NewUntil(t, "second", time.Now().Add(90*24*time.Hour))
+	third := certstest.New(t, "third")
 	tests := []struct {
 		name      string
 		cert, key []byte
-		result    string // the reload counter that moves
-		want      string // the serial served after
+		result    string          // the reload counter that moves
+		want      *certstest.Pair // the pair served after
 	}{
-		{"renewed pair", second.CertPEM, second.KeyPEM, "applied", second.Cert.SerialNumber.String()},
-		{"key of another certificate", third.CertPEM, second.KeyPEM, "refused", second.Cert.SerialNumber.String()},
+		{"renewed pair", second.CertPEM, second.KeyPEM, "applied", &second},
+		{"key of another certificate", third.CertPEM, second.KeyPEM, "refused", &second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,9 +199,10 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 				t.Fatal(err)
 			}
 			n.reload(t, tt.result, 1)
-			if got := serial(); got != tt.want {
-				t.Errorf("serial %s after the reload, want %s", got, tt.want)
+			if got, want := serial(), tt.want.Cert.SerialNumber.String(); got != want {
+				t.Errorf("serial %s after the reload, want %s", got, want)
 			}
+			expiry(t, tt.want)
 		})
 	}
 }

@@ -103,3 +103,17 @@ func kindRoute(parts []string) string {
 	}
 	return route
 }
+
+// RequestsServed is the number of requests the cores of the process have answered: the sum of
+// reqgate_core_requests_total.
+func RequestsServed() uint64 {
+	var n uint64
+	allRouteMetrics.Range(func(_, v any) bool {
+		v.(*routeMetrics).counts.Range(func(_, c any) bool {
+			n += c.(*metrics.Counter).Get()
+			return true
+		})
+		return true
+	})
+	return n
+}

@@ -27,9 +27,12 @@ type Entry struct {
 	User      string
 	IP        string
 	Status    int
+	Bytes     int // bytes of the response body sent (0 for HEAD, 204 and 304)
 	Cache     string
+	Core      string        // host:port of the core whose answer the caller got (upstream.url); "" when none did
 	Upstream  time.Duration // time spent waiting for the upstream, 0 when it was not asked
 	Duration  time.Duration // the whole request
+	UserAgent string        // the caller's User-Agent, as it sent it
 	TraceID   string        // the request's trace (32 hex digits) while tracing is on; "" writes no trace_id
 }
 
@@ -45,9 +48,12 @@ func (e *Entry) Attrs() []slog.Attr {
 		slog.String("user", e.User),
 		slog.String("ip", e.IP),
 		slog.Int("status", e.Status),
+		slog.Int("bytes", e.Bytes),
 		slog.String("cache", e.Cache),
+		slog.String("upstream", e.Core),
 		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
 		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
+		slog.String("user_agent", e.UserAgent),
 	}
 	if e.TraceID != "" {
 		a = append(a, slog.String("trace_id", e.TraceID))
@@ -116,9 +122,12 @@ func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
 	b = l.appendString(b, "user", e.User)
 	b = l.appendString(b, "ip", e.IP)
 	b = strconv.AppendInt(l.appendKey(b, "status"), int64(e.Status), 10)
+	b = strconv.AppendInt(l.appendKey(b, "bytes"), int64(e.Bytes), 10)
 	b = l.appendString(b, "cache", e.Cache)
+	b = l.appendString(b, "upstream", e.Core)
 	b = l.appendMillis(l.appendKey(b, "upstream_ms"), e.Upstream)
 	b = l.appendMillis(l.appendKey(b, "duration_ms"), e.Duration)
+	b = l.appendString(b, "user_agent", e.UserAgent)
 	if e.TraceID != "" {
 		b = l.appendString(b, "trace_id", e.TraceID)
 	}

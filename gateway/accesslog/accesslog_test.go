@@ -30,9 +30,12 @@ func slogLine(t testing.TB, format string, at time.Time, e *Entry) string {
 		slog.String("user", e.User),
 		slog.String("ip", e.IP),
 		slog.Int("status", e.Status),
+		slog.Int("bytes", e.Bytes),
 		slog.String("cache", e.Cache),
+		slog.String("upstream", e.Core),
 		slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
 		slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000),
+		slog.String("user_agent", e.UserAgent),
 	)
 	if e.TraceID != "" {
 		r.AddAttrs(slog.String("trace_id", e.TraceID))
@@ -70,9 +73,12 @@ func line(format string, at time.Time, e *Entry) string {
 func TestMatchesSlog(t *testing.T) {
 	at := time.Date(2026, 11, 22, 5, 17, 5, 123456789, time.UTC)
 	plain := Entry{RequestID: "fb21665ab104-4", Method: "GET", Path: "/api2/demo/re/1", Route: "record",
-		Account: "demo", User: "demo", IP: "127.0.0.1", Status: 200, Cache: "HIT",
-		Duration: 37 * time.Microsecond}
+		Account: "demo", User: "demo", IP: "127.0.0.1", Status: 200, Bytes: 1234, Cache: "HIT",
+		Duration: 37 * time.Microsecond, UserAgent: "curl/8.5.0"}
 	odd := plain
+	odd.UserAgent = "Mozilla/5.0 (X11; Linux x86_64) \"quoted\" =\\ \xff\x00"
+	odd.Core = "core-1.internal:8081"
+	odd.Bytes = 0
 	odd.User = "a \"quoted\"\n=user\\ with\ttabs, <html> & \u2028 \xff\x00 é"
 	odd.Path = "/api2/k%20y/re/1?x=1&y=é"
 	odd.Cache = ""
@@ -117,7 +123,8 @@ func TestMatchesSlog(t *testing.T) {
 	if err := json.Unmarshal([]byte(line("json", at, &odd)), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec["msg"] != "request" || rec["status"] != 502.0 || rec["upstream_ms"] != 1234.567 || rec["part"] != "gateway" {
+	if rec["msg"] != "request" || rec["status"] != 502.0 || rec["upstream_ms"] != 1234.567 || rec["part"] != "gateway" ||
+		rec["upstream"] != "core-1.internal:8081" || rec["bytes"] != 0.0 || !strings.HasPrefix(rec["user_agent"].(string), "Mozilla/5.0") {
 		t.Errorf("decoded line: %v", rec)
 	}
 }
@@ -128,7 +135,8 @@ func FuzzMatchesSlog(f *testing.F) {
 	f.Add("\xff\x00\"=\\ \u2028é", "", "::1", int64(-5), int64(1)<<62, 0)
 	f.Fuzz(func(t *testing.T, user, path, ip string, dur, up int64, status int) {
 		e := Entry{RequestID: "r", Method: "GET", Path: path, Route: "record", Account: user, User: user, IP: ip,
-			Status: status, Cache: "MISS", Upstream: time.Duration(up), Duration: time.Duration(dur)}
+			Status: status, Bytes: status * 7, Cache: "MISS", Core: ip, Upstream: time.Duration(up),
+			Duration: time.Duration(dur), UserAgent: path + user}
 		at := time.Unix(1_790_000_000, dur&(1<<30-1)).UTC()
 		for _, format := range []string{"json", "text"} {
 			if got, want := line(format, at, &e), slogLine(t, format, at, &e); got != want {
@@ -178,8 +186,9 @@ func BenchmarkAccessLog(b *testing.B) {
 				slog.String("request_id", e.RequestID), slog.String("method", e.Method),
 				slog.String("path", e.Path), slog.String("route", e.Route), slog.String("account", e.Account),
 				slog.String("user", e.User), slog.String("ip", e.IP), slog.Int("status", e.Status),
-				slog.String("cache", e.Cache), slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
-				slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000))
+				slog.Int("bytes", e.Bytes), slog.String("cache", e.Cache), slog.String("upstream", e.Core),
+				slog.Float64("upstream_ms", float64(e.Upstream.Microseconds())/1000),
+				slog.Float64("duration_ms", float64(e.Duration.Microseconds())/1000), slog.String("user_agent", e.UserAgent))
 		}
 	})
 }

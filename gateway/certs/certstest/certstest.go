@@ -47,8 +47,14 @@ func Write(tb testing.TB, dir, name string) Pair {
 	return p
 }
 
-// New creates a new key and a self-signed certificate with common name name, in memory.
+// New creates a new key and a self-signed certificate with common name name, valid for a day, in memory.
 func New(tb testing.TB, name string) Pair {
+	tb.Helper()
+	return NewUntil(tb, name, time.Now().Add(24*time.Hour))
+}
+
+// NewUntil is New with a certificate valid until notAfter.
+func NewUntil(tb testing.TB, name string, notAfter time.Time) Pair {
 	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -63,7 +69,7 @@ func New(tb testing.TB, name string) Pair {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
+		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
