@@ -19,7 +19,7 @@ import (
 // through the autopipeliner (the default).
 var backends = []string{"local", "redis", "redis-ap"}
 
-// testRedisTimeout replaces the 50ms default where a test needs every decision from Redis: the shared test machine
+// testRedisTimeout replaces the 100ms default where a test needs every decision from Redis: the shared test machine
 // can be slow enough to trip the production timeout, which would (correctly) switch to the fallback.
 const testRedisTimeout = 5 * time.Second
 
@@ -41,7 +41,7 @@ func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 func configured() Options {
 	rl := config.Default(config.RoleGateway).RateLimit
 	return Options{OnRedisError: rl.OnRedisError, RedisTimeout: rl.RedisTimeout, RedisBackoff: rl.RedisBackoff,
-		LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
+		RedisFailures: rl.RedisFailures, LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
 }
 
 // withConfig is opt with the fields it leaves zero taken from configured.

@@ -222,6 +222,7 @@ func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) rat
 		OnRedisError:   rl.OnRedisError,
 		RedisTimeout:   rl.RedisTimeout,
 		RedisBackoff:   rl.RedisBackoff,
+		RedisFailures:  rl.RedisFailures,
 		LocalReplicas:  rl.LocalReplicas,
 		MaxHeld:        rl.MaxHeld,
 		RejectStatus:   rl.RejectStatus,

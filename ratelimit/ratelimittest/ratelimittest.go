@@ -13,7 +13,7 @@ import (
 func Options(policies ...ratelimit.Policy) ratelimit.Options {
 	rl := config.Default(config.RoleGateway).RateLimit
 	return ratelimit.Options{Policies: policies, OnRedisError: rl.OnRedisError, RedisTimeout: rl.RedisTimeout,
-		RedisBackoff: rl.RedisBackoff, LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
+		RedisBackoff: rl.RedisBackoff, RedisFailures: rl.RedisFailures, LocalReplicas: rl.LocalReplicas, MaxHeld: rl.MaxHeld, RejectStatus: rl.RejectStatus}
 }
 
 // With is opt with the fields it leaves zero taken from Options.
