@@ -191,8 +191,11 @@ type Core struct {
 type RateLimit struct {
 	RejectStatus int           // 429 | 503; default 429
 	OnRedisError string        // local | allow | deny; default local
-	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 50ms
-	RedisBackoff time.Duration // time on the fallback after a Redis error before probing again; default 1s
+	RedisTimeout time.Duration // budget of one Redis round trip on the request path; default 100ms (docs/performance.md)
+	RedisBackoff time.Duration // time on the fallback after the switch, and between failed probes, before probing again; default 1s
+	// RedisFailures is how many Redis failures in a row (the calls of one stall counting once) switch the limiter
+	// to the fallback; default 3.
+	RedisFailures int
 	// LocalReplicas is how many gateway replicas are assumed to share the limits until a replica has counted
 	// them in Redis: while Redis is unavailable and OnRedisError is local, each replica admits limit/N, N the
 	// replicas it last counted, or LocalReplicas before its first count. Default 1.
@@ -307,8 +310,9 @@ func Default(role string) *Config {
 		RateLimit: RateLimit{
 			RejectStatus:  429,
 			OnRedisError:  "local",
-			RedisTimeout:  50 * time.Millisecond,
+			RedisTimeout:  100 * time.Millisecond,
 			RedisBackoff:  time.Second,
+			RedisFailures: 3,
 			LocalReplicas: 1,
 			MaxHeld:       256,
 		},

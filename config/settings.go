@@ -100,6 +100,7 @@ var settings = []*setting{
 	{path: "ratelimit.on_redis_error", help: "local | allow | deny", field: func(c *Config) any { return &c.RateLimit.OnRedisError }},
 	{path: "ratelimit.redis_timeout", help: "budget of one Redis round trip on the request path", field: func(c *Config) any { return &c.RateLimit.RedisTimeout }},
 	{path: "ratelimit.redis_backoff", help: "time on the fallback before probing Redis again", field: func(c *Config) any { return &c.RateLimit.RedisBackoff }},
+	{path: "ratelimit.redis_failures", help: "Redis failures in a row (one stall counting once) that switch to the fallback", field: func(c *Config) any { return &c.RateLimit.RedisFailures }},
 	{path: "ratelimit.local_replicas", help: "gateway replicas assumed to share the limits until counted in Redis (local fallback: limit/replicas each)", field: func(c *Config) any { return &c.RateLimit.LocalReplicas }},
 	{path: "ratelimit.max_held", help: "shaped requests held at once per policy key", field: func(c *Config) any { return &c.RateLimit.MaxHeld }},
 

@@ -198,6 +198,9 @@ func (k *checker) rateLimit() {
 	k.oneOf("ratelimit.on_redis_error", rl.OnRedisError, "local", "allow", "deny")
 	k.positive("ratelimit.redis_timeout", rl.RedisTimeout)
 	k.positive("ratelimit.redis_backoff", rl.RedisBackoff)
+	if rl.RedisFailures < 1 || rl.RedisFailures > 1000 {
+		k.fail("ratelimit.redis_failures", "must be between 1 and 1000")
+	}
 	if rl.LocalReplicas < 1 || rl.LocalReplicas > 10000 {
 		k.fail("ratelimit.local_replicas", "must be between 1 and 10000")
 	}

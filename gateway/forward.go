@@ -136,15 +136,19 @@ var (
 )
 
 // upstreamFailed answers a request whose exchange with the core failed: 504 for a timeout, 503 when no
-// connection came free or its account had no slot (with Retry-After), 502 otherwise (upstreamStatus), in the
-// caller's representation.
+// connection came free or its account had no slot, 502 otherwise (upstreamStatus), in the caller's
+// representation. A 502 or 503 carries Retry-After: the core is unreachable, failing or busy for now, and a
+// client that waits a second and tries again (a write it knows was not applied, or one with its
+// Idempotency-Key) should find it back or another core in its place.
 func (g *Gateway) upstreamFailed(x *exchange, err error) {
 	status, msg := upstreamStatus(err)
+	if status == fasthttp.StatusBadGateway || status == fasthttp.StatusServiceUnavailable {
+		x.addHeader("Retry-After", "1")
+	}
 	if errors.Is(err, errAccountBusy) {
 		// Counted (reqgate_gateway_not_forwarded_total): a tenant at its cap must not flood the log.
 		g.log.Debug("request not forwarded: its account is at upstream.max_inflight_per_account",
 			"request_id", x.logID(), "route", string(x.rt.Class))
-		x.addHeader("Retry-After", "1")
 	} else {
 		g.log.Warn("upstream request failed", "request_id", x.logID(), "route", string(x.rt.Class), "err", err)
 	}

@@ -33,6 +33,7 @@ import (
 // your own; stop with Shutdown.
 type Gateway struct {
 	opt        Options
+	active     atomic.Int64 // requests in the handler now (InFlight)
 	up         *upstream
 	cache      *cache.Cache // nil when the cache is disabled
 	bus        cache.Bus
@@ -194,6 +195,10 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}
 	return nil
 }
+
+// InFlight is the number of requests the gateway is handling now, for the log of a drain that ran past its
+// shutdown timeout: the requests it cut.
+func (g *Gateway) InFlight() int64 { return g.active.Load() }
 
 // Purge drops an account's cached reads and remembered credentials, here at once and, over the invalidation
 // bus, on every replica: the operator's remedy when a user deleted or locked out must lose access before

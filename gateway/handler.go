@@ -130,6 +130,8 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 // the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
 // ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
+	g.active.Add(1)
+	defer g.active.Add(-1)
 	// Only a request with a body can have paused (a read never looks).
 	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
 		if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {

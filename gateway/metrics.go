@@ -20,6 +20,7 @@ var (
 	panicsTotal       = metrics.GetOrCreateCounter(`reqgate_gateway_panics_total`)
 	upstreamRequests  = metrics.GetOrCreateCounter(`reqgate_gateway_upstream_requests_total`)
 	connectionErrors  = metrics.GetOrCreateCounter(`reqgate_gateway_connection_errors_total`)
+	readRetries       = metrics.GetOrCreateCounter(`reqgate_gateway_read_retries_total`)
 )
 
 type requestLabels struct {

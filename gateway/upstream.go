@@ -202,8 +202,9 @@ func isDialError(err error) bool {
 // probes fail keeps serving.
 //
 // A refused connection sends the request to the next core (it was never sent, so this is safe for writes).
-// A failure after the request was sent is returned as it is (a write must not reach a core twice), but a
-// broken connection also closes the core's pooled connections, which are likely dead too.
+// A failure after the request was sent is returned as it is (a write must not reach a core twice), except
+// for a read (GET, HEAD), which is sent once more, to another core, within what is left of its deadline
+// (retryRead); a broken connection also closes the core's pooled connections, which are likely dead too.
 type balancer struct {
 	backends  []*backend
 	downFor   time.Duration
@@ -232,6 +233,7 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 	deadline := time.Now().Add(timeout)
 	tried := make([]bool, len(b.backends))
 	var err error
+	retried := false
 	for range b.backends {
 		i := b.pick(tried)
 		tried[i] = true
@@ -274,9 +276,22 @@ func (b *balancer) DoTimeout(req *fasthttp.Request, resp *fasthttp.Response, tim
 		if connectionLost(err) || isTimeout(err) {
 			b.failed(be, err, "request failed")
 		}
+		if !retried && retryRead(req, err) {
+			retried = true
+			readRetries.Inc()
+			b.log.Warn("read failed at a core; sending it to another", "upstream", be.addr, "err", err)
+			continue
+		}
 		return err
 	}
 	return err
+}
+
+// retryRead reports whether a read that failed at one core after it was sent may go to another: a GET or HEAD
+// changes nothing, so sending it twice is safe. Not after a timeout, which spent the read's deadline, nor for
+// an answer too large, which another core would give alike.
+func retryRead(req *fasthttp.Request, err error) bool {
+	return (req.Header.IsGet() || req.Header.IsHead()) && !isTimeout(err) && !errors.Is(err, fasthttp.ErrBodyTooLarge)
 }
 
 // usable reports whether be may be chosen while another core is up.
@@ -396,7 +411,7 @@ func schemeFor(req *fasthttp.Request, hc *fasthttp.HostClient) {
 
 // upstreamStatus maps a failed upstream exchange to the gateway's answer: 504 for a timeout, 503 when no
 // connection or no slot of the account (inflight.go) came free in time, 502 for everything else (refused,
-// reset, malformed or oversized reply).
+// reset, malformed or oversized reply). upstreamFailed adds Retry-After to the 502s and 503s.
 func upstreamStatus(err error) (int, string) {
 	switch {
 	case errors.Is(err, errAccountBusy):

@@ -18,6 +18,7 @@ func OptionsFrom(cfg *config.Config) Options {
 		OnRedisError:   rl.OnRedisError,
 		RedisTimeout:   rl.RedisTimeout,
 		RedisBackoff:   rl.RedisBackoff,
+		RedisFailures:  rl.RedisFailures,
 		LocalReplicas:  rl.LocalReplicas,
 		MaxHeld:        rl.MaxHeld,
 		RejectStatus:   rl.RejectStatus,

@@ -46,10 +46,12 @@
 //     more than the policy; a credit unused within 50ms is a slot lost, not one gained. Near the limit, and for
 //     slower policies, every request goes to Redis. NoCredits turns it off.
 //
-// When a script call fails or takes longer than RedisTimeout (ratelimit.redis_timeout, 50ms by default), the
-// limiter switches to the fallback of OnRedisError for RedisBackoff (ratelimit.redis_backoff, 1s by default),
-// then lets one request probe Redis again; the switch and the recovery are logged and counted. A Redis outage
-// never becomes an error for callers:
+// When a script call fails or takes longer than RedisTimeout (ratelimit.redis_timeout, 100ms by default), its
+// request is decided by the fallback of OnRedisError. After RedisFailures such failures in a row
+// (ratelimit.redis_failures, 3 by default; the calls that fail together in one stall of Redis count once), the
+// limiter switches every request to the fallback; one request per RedisBackoff (ratelimit.redis_backoff, 1s by
+// default) then probes Redis, and only a probe that Redis answers switches back (health.go). The switch and the
+// recovery are logged and counted. A Redis outage never becomes an error for callers:
 //
 //   - local (the configuration's default): each replica limits on its own at its share of each policy:
 //     Limit/N per Period (Burst likewise, rounded up, at least 1), N the replicas it last counted, so that all of

@@ -14,8 +14,8 @@ func ExampleLimiter_Admit() {
 		Policies: []ratelimit.Policy{
 			{Name: "account", Key: ratelimit.KeyAPIKey, Limit: 25, Period: 10 * time.Second, Burst: 2},
 		},
-		OnRedisError: ratelimit.OnErrorLocal, RedisTimeout: 50 * time.Millisecond, RedisBackoff: time.Second,
-		LocalReplicas: 1, MaxHeld: 256, RejectStatus: 429,
+		OnRedisError: ratelimit.OnErrorLocal, RedisTimeout: 100 * time.Millisecond, RedisBackoff: time.Second,
+		RedisFailures: 3, LocalReplicas: 1, MaxHeld: 256, RejectStatus: 429,
 	})
 	if err != nil {
 		panic(err)

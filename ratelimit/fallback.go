@@ -3,15 +3,13 @@ package ratelimit
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// fallback.go switches between Redis and the OnRedisError fallback, circuit-breaker style: the first failure
-// switches every caller to the fallback for RedisBackoff, then one caller probes Redis again.
+// fallback.go answers by OnRedisError whatever Redis cannot decide: a failed call, and every call while the
+// limiter is switched to the fallback (health.go decides when it is).
 
 // RedisOptions parses a redis:// URL into client options suited to the limiter: deadlines from the context reach
 // the socket, one retry at most. The dial, read and write timeouts are those the URL sets (dial_timeout,
@@ -73,49 +71,4 @@ func (f *fallbackStore) decide(ctx context.Context, q *query) (verdict, error) {
 	}
 	v.fallback = true
 	return v, nil
-}
-
-// redisHealth tells whether to call Redis, circuit-breaker style: the first failure switches every caller to the
-// fallback for RedisBackoff, then one caller probes Redis again. The fallback asks it before the caches, which
-// must not answer while Redis is down; the Redis store tells it how each call went, so that only Redis itself,
-// never a cache, ends the switch.
-type redisHealth struct {
-	backoff time.Duration
-	mode    string // for the log
-	log     *slog.Logger
-	down    atomic.Bool  // Redis is failing: use the fallback
-	probeAt atomic.Int64 // unix nanoseconds after which one caller probes Redis again
-}
-
-func newRedisHealth(opt Options) *redisHealth {
-	return &redisHealth{backoff: opt.RedisBackoff, mode: opt.OnRedisError, log: opt.Logger}
-}
-
-// usable reports whether to call Redis: always while it is up; while it is down, for one caller per back-off.
-func (h *redisHealth) usable() bool {
-	if !h.down.Load() {
-		return true
-	}
-	at := h.probeAt.Load()
-	now := time.Now().UnixNano()
-	return now >= at && h.probeAt.CompareAndSwap(at, now+int64(h.backoff))
-}
-
-func (h *redisHealth) failed(err error) {
-	redisErrors.Inc()
-	h.probeAt.Store(time.Now().UnixNano() + int64(h.backoff))
-	if h.down.CompareAndSwap(false, true) {
-		redisUp().Set(0)
-		switchToFallback.Inc()
-		h.log.Warn("ratelimit: Redis unavailable, switching to the fallback", "on_redis_error", h.mode,
-			"retry_in", h.backoff, "err", err)
-	}
-}
-
-func (h *redisHealth) answered() {
-	if h.down.Load() && h.down.CompareAndSwap(true, false) {
-		redisUp().Set(1)
-		switchToRedis.Inc()
-		h.log.Info("ratelimit: Redis is back, shared limits restored")
-	}
 }

@@ -19,7 +19,7 @@ import (
 // through the autopipeliner (the default).
 var backends = []string{"local", "redis", "redis-ap"}
 
-// testRedisTimeout replaces the 50ms default where a test needs every decision from Redis: the shared test machine
+// testRedisTimeout replaces the 100ms default where a test needs every decision from Redis: the shared test machine
 // can be slow enough to trip the production timeout, which would (correctly) switch to the fallback.
 const testRedisTimeout = 5 * time.Second
 

@@ -33,9 +33,13 @@ type Options struct {
 	// RedisTimeout bounds one script call; slower answers count as Redis errors; > 0. The client must
 	// have ContextTimeoutEnabled (see RedisOptions), or go-redis ignores this deadline on the socket.
 	RedisTimeout time.Duration
-	// RedisBackoff is how long the limiter stays on the fallback after a Redis error before probing again;
-	// > 0.
+	// RedisBackoff is how long the limiter stays switched to the fallback before one request probes Redis
+	// again, and between probes that fail; > 0.
 	RedisBackoff time.Duration
+	// RedisFailures is how many failures in a row switch the limiter to the fallback, counting the calls that
+	// fail together in one stall of Redis as one (health.go); > 0. A failure short of it has its own request
+	// decided by the fallback, and the next one goes to Redis again.
+	RedisFailures int
 	// LocalReplicas is the number of gateway replicas assumed to share the limits until this one has counted them
 	// in Redis. With the "local" fallback, every replica announces itself in Redis each second while Redis answers
 	// and counts the replicas announced in the last 5 s; while Redis is down it admits limit/count per period
@@ -226,6 +230,8 @@ func (o *Options) check() error {
 	switch {
 	case o.RedisTimeout <= 0 || o.RedisBackoff <= 0:
 		return errors.New("redis timeout and back-off must be positive")
+	case o.RedisFailures < 1:
+		return fmt.Errorf("redis failures %d: must be at least 1", o.RedisFailures)
 	case o.MaxHeld < 0:
 		return fmt.Errorf("max held %d: must not be negative", o.MaxHeld)
 	case o.RejectStatus != http.StatusTooManyRequests && o.RejectStatus != http.StatusServiceUnavailable:

@@ -197,17 +197,18 @@ var (
 // taken for a Redis failure and move every request to the fallback.
 func (s *redisStore) decide(ctx context.Context, q *query) (verdict, error) {
 	start := q.now()
+	call := s.health.begin()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	// A copy for the Redis client (which may keep it past this call: the autopipeliner), so that the query's
 	// keys can go back to the pool.
 	v, err := s.eval(cctx, slices.Clone(q.keys), q)
 	cancel()
 	if err != nil {
-		s.health.failed(err)
+		s.health.failed(call, err)
 		return verdict{}, err
 	}
 	redisSeconds.UpdateDuration(start)
-	s.health.answered()
+	s.health.answered(call)
 	return v, nil
 }
 

@@ -98,4 +98,12 @@ func startAdmin(ln net.Listener, r *readiness, cfg *config.Config, log *slog.Log
 
 func (n *adminNode) ready(context.Context) error { return nil }
 
-func (n *adminNode) shutdown(ctx context.Context) error { return n.srv.Shutdown(ctx) }
+func (n *adminNode) shutdown(ctx context.Context) error {
+	err := n.srv.Shutdown(ctx)
+	if drainCut(ctx, err) {
+		// A scrape or a profile still running: nothing worth logging as cut.
+		_ = n.srv.Close()
+		err = nil
+	}
+	return err
+}

@@ -47,6 +47,8 @@ type coreNode struct {
 	rdb *redis.Client
 	bus *cache.Publisher
 	log *slog.Logger
+
+	inFlight atomic.Int64 // requests being served, for the log of a drain cut short
 }
 
 // startCore serves the core's HTTP interface on ln at once. Until open has opened the store and applied the
@@ -79,6 +81,8 @@ func startCore(cfg *config.Config, log *slog.Logger, ln net.Listener, tr *tracin
 }
 
 func (n *coreNode) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	n.inFlight.Add(1)
+	defer n.inFlight.Add(-1)
 	if s := n.api.Load(); s != nil {
 		s.ServeHTTP(w, r)
 		return
@@ -338,6 +342,13 @@ func (n *coreNode) ready(ctx context.Context) error {
 // shutdown lets requests in flight finish, then closes the store cleanly.
 func (n *coreNode) shutdown(ctx context.Context) error {
 	err := n.srv.Shutdown(ctx)
+	if drainCut(ctx, err) {
+		// Closing the connections cancels the requests' contexts, so their store calls end before the store
+		// closes, which waits for them.
+		logCut(n.log, "core", err, "requests", n.inFlight.Load())
+		_ = n.srv.Close()
+		err = nil
+	}
 	n.mu.Lock()
 	st := n.store
 	n.mu.Unlock()

@@ -91,6 +91,7 @@ var families = map[string]family{
 	"reqgate_gateway_request_seconds":            {"histogram", "Time from request to response as seen by the gateway, by route class."},
 	"reqgate_gateway_upstream_seconds":           {"histogram", "Time of the exchange with the core, by route class."},
 	"reqgate_gateway_upstream_requests_total":    {"counter", "Requests the gateway forwarded to the core (misses, writes, credential checks)."},
+	"reqgate_gateway_read_retries_total":         {"counter", "Reads (GET, HEAD) that failed at one core after they were sent and were sent again to another."},
 	"reqgate_gateway_upstream_up":                {"gauge", "1 while the core at the upstream address is in the balancer, 0 while it is out (several cores only)."},
 	"reqgate_gateway_upstream_transitions_total": {"counter", "Times a core was taken out of (to=down) or put back into (to=up) the balancer."},
 	"reqgate_gateway_singleflight_shared_total":  {"counter", "Concurrent identical reads answered by one upstream request."},

@@ -31,6 +31,7 @@ type gatewayNode struct {
 	addr    string
 	limiter *ratelimit.Limiter // in force; nil without rate policies
 	certs   *certs.Holder      // nil when the public listener serves plain HTTP
+	log     *slog.Logger
 }
 
 // url is the gateway's base URL as callers reach it on its listener.
@@ -84,7 +85,7 @@ func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 // startGateway builds the limiter and the gateway from cfg and serves on ln in front of upstream (one URL or a
 // comma-separated list), traced by tr (nil: off). The caller keeps ln when it fails.
 func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, tr *tracing, errc chan<- error) (*gatewayNode, error) {
-	n := &gatewayNode{}
+	n := &gatewayNode{log: log}
 	opt, err := gateway.OptionsFrom(cfg)
 	if err != nil {
 		return nil, err
@@ -190,6 +191,10 @@ func (n *gatewayNode) ready(context.Context) error { return n.gw.Ready() }
 
 func (n *gatewayNode) shutdown(ctx context.Context) error {
 	err := n.gw.Shutdown(ctx)
+	if drainCut(ctx, err) {
+		logCut(n.log, "gateway", err, "requests", n.gw.InFlight())
+		err = nil
+	}
 	n.closeRedis()
 	return err
 }

@@ -127,8 +127,11 @@ func runRole(ctx context.Context, cfg *config.Config, rl *reloader, hup <-chan o
 		for _, p := range parts {
 			err = errors.Join(err, p.shutdown(sctx))
 		}
-		// Last, so the spans of the requests that finished during the shutdown are exported too.
-		return errors.Join(err, tr.shutdown(sctx))
+		// Last, so the spans of the requests that finished during the shutdown are exported too; with time of
+		// their own when the drain ran past the timeout (drain.go).
+		fctx, fcancel := flushContext(sctx)
+		defer fcancel()
+		return errors.Join(err, tr.shutdown(fctx))
 	}
 	// fail stops what started, closes the listeners no server took over, and returns err; a start cut short by
 	// a signal is a clean stop.

@@ -239,10 +239,16 @@ func (b batchResults) Exec() error {
 	return classify(err)
 }
 
-// rows gives pgx.Rows the Close of sqlstore.Rows.
+// rows gives pgx.Rows the Close of sqlstore.Rows, and classifies the errors of reading them: a query's rows
+// arrive after it was sent, so a server that shuts down or a connection that breaks under a query shows first
+// in Next and Err, not in Query.
 type rows struct {
 	pgx.Rows
 }
+
+func (r rows) Err() error { return classify(r.Rows.Err()) }
+
+func (r rows) Scan(dest ...any) error { return classify(r.Rows.Scan(dest...)) }
 
 func (r rows) Close() error {
 	r.Rows.Close()

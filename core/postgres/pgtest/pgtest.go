@@ -167,25 +167,32 @@ func launch(bin, dir, data string, cred *syscall.Credential) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off",
-		"-c", "max_connections=300", "-c", "shared_buffers=64MB", "-c", "log_min_messages=warning")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Pdeathsig: a test binary that dies (timeout, kill) takes its server with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	s := &Server{Dir: dir, Port: port, done: make(chan struct{}), log: logf}
+	cmd := s.command(bin, data, port, cred, logf)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	s := &Server{Dir: dir, Port: port, cmd: cmd, done: make(chan struct{}), log: logf}
-	go func() { _ = cmd.Wait(); close(s.done) }()
+	s.cmd = cmd
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.done)
 	if err := s.waitReady(30 * time.Second); err != nil {
 		s.halt()
 		return nil, err
 	}
 	return s, nil
+}
+
+// command is the postgres server of data on port, logging to logf.
+func (s *Server) command(bin, data string, port int, cred *syscall.Credential, logf *os.File) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.Dir,
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off",
+		"-c", "max_connections=300", "-c", "shared_buffers=64MB", "-c", "log_min_messages=warning")
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Pdeathsig: a test binary that dies (timeout, kill) takes its server with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	return cmd
 }
 
 func freePort() (int, error) {
@@ -265,6 +272,54 @@ func (s *Server) exec(sql string) error {
 func (s *Server) Stop() {
 	s.halt()
 	os.RemoveAll(s.Dir)
+}
+
+// Restart stops the server as an operator's restart does (SIGINT: a fast shutdown, which ends every session
+// with admin_shutdown and refuses new ones with cannot_connect_now), then starts it again on the same port and
+// data directory, and waits until it accepts connections. What was committed survives.
+func (s *Server) Restart() error {
+	bin, err := binDir()
+	if err != nil {
+		return err
+	}
+	cred, _, _, err := credential()
+	if err != nil {
+		return err
+	}
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("postgres did not stop within 30s:\n%s", s.Log())
+		}
+	}
+	s.log.Close()
+	logf, err := os.OpenFile(filepath.Join(s.Dir, "postgres.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	data := filepath.Join(s.Dir, "data")
+	// The port may be held a moment by the old server's sockets: try again a few times.
+	for i := 0; ; i++ {
+		cmd := s.command(bin, data, s.Port, cred, logf)
+		if err := cmd.Start(); err != nil {
+			logf.Close()
+			return fmt.Errorf("start postgres: %w", err)
+		}
+		s.cmd, s.done = cmd, make(chan struct{})
+		go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.done)
+		err := s.waitReady(30 * time.Second)
+		if err == nil {
+			s.log = logf
+			return nil
+		}
+		if i == 20 || !strings.Contains(err.Error(), "already in use") {
+			s.log = logf
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // halt stops the server process and closes its log.

@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/core/postgres"
+	"github.com/reqgate/reqgate/core/postgres/pgtest"
+)
+
+// syncBuffer is a log destination for several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestStoreRestartUnderLoad restarts PostgreSQL (a fast shutdown, as an operator's restart or a failover does)
+// while clients read, update and create records: whatever fails while it is away is 503 with Retry-After, never
+// 500, and the core serves again once it is back.
+func TestStoreRestartUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
+	}
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	st, err := postgres.Open(context.Background(), srv.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	e := serve(t, st, api.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+
+	const workers = 6
+	var (
+		ok, unavailable atomic.Int64
+		mu              sync.Mutex
+		bad             []string // answers that are neither success nor 503 with Retry-After
+		stop            = make(chan struct{})
+		wg              sync.WaitGroup
+	)
+	for w := range workers {
+		path := "/api2/" + keyAcme + "/re/" + e.create("/api2", "re", body("requirement", "field_101", "start"))
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := req{Path: path}
+				switch i % 5 {
+				case 3:
+					r = req{Path: "/api2/" + keyAcme + "/re/search?created_time>1000000000"}
+				case 4:
+					r = req{Path: "/api2/" + keyAcme + "/user"}
+				case 1:
+					r = req{Method: "PUT", Path: path, Body: body("requirement", "field_101", fmt.Sprintf("w%d-%d", w, i))}
+				case 2:
+					r = req{Method: "POST", Path: "/api2/" + keyAcme + "/re", Body: body("requirement", "field_101", "new")}
+				}
+				got, err := e.send(r)
+				switch {
+				case err != nil:
+					mu.Lock()
+					bad = append(bad, err.Error())
+					mu.Unlock()
+				case got.Status < 300:
+					ok.Add(1)
+				case got.Status == http.StatusServiceUnavailable && got.Header.Get("Retry-After") != "":
+					unavailable.Add(1)
+				default:
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s %s: %d Retry-After %q %s", r.Method, r.Path, got.Status,
+						got.Header.Get("Retry-After"), strings.TrimSpace(got.Body)))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	waitOK := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for ok.Load() < n {
+			if time.Now().After(deadline) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("fewer than %d successful requests within 60s (%d 503s); log:\n%s", n, unavailable.Load(), logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitOK(200)
+	for range 2 {
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		waitOK(ok.Load() + 200) // served again once PostgreSQL is back
+	}
+	close(stop)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("%d answers during two PostgreSQL restarts were not success or 503 with Retry-After, e.g.:\n%s\nlog:\n%s",
+			len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"), internalErrors(logs.String()))
+	}
+	t.Logf("%d successful requests, %d answered 503 with Retry-After", ok.Load(), unavailable.Load())
+}
+
+// internalErrors are the log lines of 500s.
+func internalErrors(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "internal error") && len(out) < 20 {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
