@@ -122,7 +122,8 @@ func (a *authCache) flush() { a.m.Clear() }
 
 // authenticate checks the Basic credentials of r against the account of apiKey. Missing or wrong
 // credentials, an unknown api_key, and a deleted or not Active user are all errUnauthorized, and each
-// costs one bcrypt comparison (see refuse); store trouble is returned as is (core.ErrUnavailable: 503 with Retry-After; anything else 500).
+// costs one bcrypt comparison (see refuse); store trouble is returned as is (core.ErrUnavailable becomes 503
+// with Retry-After, anything else 500).
 func (s *Server) authenticate(ctx context.Context, r *http.Request, apiKey string) (core.Account, core.User, error) {
 	username, password, ok := r.BasicAuth()
 	if !ok || username == "" || len(username) > 256 || len(password) > 1024 {
