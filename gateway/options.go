@@ -113,7 +113,7 @@ type Options struct {
 
 	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
 	// they share (so the limits hold across replicas). Nil: in-process only.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RedisNamespace (redis.namespace) prefixes the invalidation channel and the failed-login keys in Redis, so
 	// that deployments sharing one Redis share neither; "" keeps the names "reqgate:inval" and
 	// "reqgate:authfail:...". It must pass redisns.Check.

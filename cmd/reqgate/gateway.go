@@ -25,7 +25,7 @@ const healthInterval = time.Second
 // gatewayNode is the gateway with its Redis client (when --redis is set).
 type gatewayNode struct {
 	gw      *gateway.Gateway
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	addr    string
 	limiter *ratelimit.Limiter // in force; nil without rate policies
 	certs   *certs.Holder      // nil when the public listener serves plain HTTP
@@ -68,18 +68,11 @@ func (n *gatewayNode) purge(account string) { n.gw.Purge(account) }
 // comma-separated list), traced by tr (nil: off). The caller keeps ln when it fails.
 func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger, ln net.Listener, upstream string, tr *tracing, errc chan<- error) (*gatewayNode, error) {
 	n := &gatewayNode{}
-	if cfg.Redis.URL != "" {
-		u, err := cfg.RedisURL()
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		opt, err := ratelimit.RedisOptions(u)
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Redis.Timeout, cfg.Redis.Timeout, cfg.Redis.Timeout
-		n.rdb = redis.NewClient(opt)
+	rdb, err := newRedis(cfg)
+	if err != nil {
+		return nil, err
 	}
+	n.rdb = rdb
 	var limiter gateway.Limiter
 	if len(cfg.RateLimit.Policies) > 0 {
 		l, err := ratelimit.New(limiterOptions(cfg, n.rdb, log))
@@ -215,7 +208,7 @@ func (n *gatewayNode) serve(ln net.Listener) error {
 }
 
 // limiterOptions converts the ratelimit section of the configuration.
-func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) ratelimit.Options {
+func limiterOptions(cfg *config.Config, rdb redis.UniversalClient, log *slog.Logger) ratelimit.Options {
 	rl := cfg.RateLimit
 	o := ratelimit.Options{
 		Redis:          rdb,

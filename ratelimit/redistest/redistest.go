@@ -17,15 +17,18 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	dir  string
 	cmd  *exec.Cmd
+	args []string // redis-server arguments beside the address and persistence (a replica's, a cluster node's)
 }
 
 // Start starts a redis-server for the test and stops it when the test ends.
-func Start(tb testing.TB) *Server {
+func Start(tb testing.TB) *Server { return startServer(tb) }
+
+func startServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("needs a Redis server; make test runs it, make check (-short) does not")
 	}
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir()}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir(), args: args}
 	s.start(tb)
 	tb.Cleanup(s.Stop)
 	return s
@@ -60,6 +63,7 @@ func (s *Server) start(tb testing.TB) {
 	}
 	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "yes", "--loglevel", "warning")
+	cmd.Args = append(cmd.Args, s.args...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start redis-server: %v", err)
 	}
