@@ -26,7 +26,7 @@ image:
 run: build
 	./$(BIN) serve
 
-# redis-server and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
+# redis-server, redis-sentinel and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
 # root; otherwise the exact command to run is printed and the target fails.
 # promtool (the metrics test of cmd/reqgate and charts/test.sh run it) is built here from the Go module proxy when
 # not cached yet, so its first build is not counted against a test's time limit.
