@@ -344,6 +344,7 @@ func (r *receiver) wait() time.Duration {
 // reports false when the bus closes meanwhile.
 func (r *receiver) connectionFailed(err error) bool {
 	r.bus.fail(fmt.Errorf("receive invalidations: %w", err))
+	r.bus.reloadSlots()
 	r.pinged = time.Time{}
 	r.backoff = min(max(2*r.backoff, 100*time.Millisecond), probeInterval)
 	select {
@@ -471,9 +472,7 @@ func (b *RedisBus) resubscribe() *redis.PubSub {
 		return b.sub
 	}
 	_ = b.sub.Close()
-	if c, ok := b.rdb.(*redis.ClusterClient); ok {
-		c.ReloadState(b.ctx) // the channel's slot may have a new master
-	}
+	b.reloadSlots()
 	b.sub = b.subscribe()
 	return b.sub
 }
@@ -492,6 +491,15 @@ func (b *RedisBus) subscribe() *redis.PubSub {
 		return b.rdb.SSubscribe(b.ctx, b.channel, b.ackChannel())
 	}
 	return b.rdb.Subscribe(b.ctx, b.channel, b.ackChannel())
+}
+
+// reloadSlots has a Redis Cluster client learn the slots' masters again, after the subscription failed: the
+// master of the channel's slot may have died and a replica taken over, and the subscription reconnects to the
+// master the client knows (go-redis reloads the map on failed commands, but a quiet bus sends none).
+func (b *RedisBus) reloadSlots() {
+	if c, ok := b.rdb.(*redis.ClusterClient); ok {
+		c.ReloadState(b.ctx)
+	}
 }
 
 // publish sends message on channel: PUBLISH, or SPUBLISH on Redis Cluster (see RedisBus.subscribe).

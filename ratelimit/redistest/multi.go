@@ -167,7 +167,8 @@ func (c *Cluster) Addrs() []string {
 }
 
 // StartCluster starts a Redis Cluster of 3 masters, each with replicas replicas, joins them with
-// `redis-cli --cluster create` and returns once every node reports the cluster ok.
+// `redis-cli --cluster create` and returns once every node reports the cluster ok and every replica is in sync
+// with its master. A node is taken for failed after 1 s, and a replica takes over however old its data.
 func StartCluster(tb testing.TB, replicas int) *Cluster {
 	tb.Helper()
 	cli, err := exec.LookPath("redis-cli")
@@ -179,7 +180,8 @@ func StartCluster(tb testing.TB, replicas int) *Cluster {
 		// The cluster bus gets a port of its own (by default the node's port + 10000, which may be taken or
 		// beyond 65535).
 		c.Nodes = append(c.Nodes, startServer(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freePort(tb))))
+			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
+			"--cluster-port", strconv.Itoa(freePort(tb))))
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
@@ -203,8 +205,22 @@ func (c *Cluster) ok() bool {
 	for _, n := range c.Nodes {
 		r := redis.NewClient(&redis.Options{Addr: n.Addr})
 		info, err := r.ClusterInfo(ctx).Result()
+		repl, err2 := r.Info(ctx, "replication").Result()
 		_ = r.Close()
-		if err != nil || !strings.Contains(info, "cluster_state:ok") {
+		if err != nil || err2 != nil || !strings.Contains(info, "cluster_state:ok") {
+			return false
+		}
+		// A replica counts once it has its master's data: only then can it take over.
+		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
+			return false
+		}
+	}
+	if len(c.Nodes) > 3 {
+		// redis-cli makes the replicas a moment after the cluster is ok.
+		r := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr})
+		nodes, err := r.ClusterNodes(ctx).Result()
+		_ = r.Close()
+		if err != nil || strings.Count(nodes, "slave") != len(c.Nodes)-3 {
 			return false
 		}
 	}
@@ -214,4 +230,66 @@ func (c *Cluster) ok() bool {
 func port(addr string) string {
 	_, p, _ := strings.Cut(addr, ":")
 	return p
+}
+
+// KillMasterOf kills the master that holds key's hash slot (as a crash would) and waits until a replica of it
+// has taken the slot over and every live node reports the cluster ok again; it returns the killed node. The
+// cluster needs replicas (StartCluster with replicas >= 1).
+func (c *Cluster) KillMasterOf(tb testing.TB, key string) *Server {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer cc.Close()
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		tb.Fatalf("redistest: the master of %q: %v", key, err)
+	}
+	var dead *Server
+	for _, n := range c.Nodes {
+		if n.Addr == m.Options().Addr {
+			dead = n
+		}
+	}
+	if dead == nil {
+		tb.Fatalf("redistest: the master %s is none of the nodes", m.Options().Addr)
+	}
+	dead.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c.failedOver(dead.Addr, key) {
+			return dead
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("redistest: no replica took over the slot of %q from %s within 30s", key, dead.Addr)
+	return nil
+}
+
+// failedOver reports whether a live node other than dead is the master of key's slot and every live node
+// reports the cluster ok.
+func (c *Cluster) failedOver(dead, key string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, n := range c.Nodes {
+		if n.Addr == dead {
+			continue
+		}
+		r := redis.NewClient(&redis.Options{Addr: n.Addr})
+		info, err := r.ClusterInfo(ctx).Result()
+		_ = r.Close()
+		if err != nil || !strings.Contains(info, "cluster_state:ok") {
+			return false
+		}
+	}
+	var live []string
+	for _, n := range c.Nodes {
+		if n.Addr != dead {
+			live = append(live, n.Addr)
+		}
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: live})
+	defer cc.Close()
+	m, err := cc.MasterForKey(ctx, key)
+	return err == nil && m.Options().Addr != dead
 }
