@@ -1,5 +1,6 @@
-// Package redistest runs a private redis-server on a free loopback port for tests: real Redis, never a fake.
-// It fails the test (never skips) when redis-server cannot start; .ci/run installs it.
+// Package redistest runs a private redis-server on a free loopback port for tests: real Redis, never a fake;
+// also a Sentinel group (StartSentinel) and a Redis Cluster (StartCluster) of such servers. It fails the test
+// (never skips) when redis-server, redis-sentinel or redis-cli cannot start; make deps installs them.
 package redistest
 
 import (
