@@ -25,7 +25,9 @@ type Options struct {
 	// no Close and lives as long as it is referenced.
 	Redis redis.UniversalClient
 	// RedisNamespace (redis.namespace) prefixes every key the limiter uses in Redis, so that deployments sharing
-	// one Redis count apart; "" keeps the names "reqgate:rl:...". It must pass redisns.Check.
+	// one Redis count apart; "" keeps the names "reqgate:rl:...". It must pass redisns.Check. On a Redis Cluster
+	// (a *redis.ClusterClient) the namespace becomes one hash tag (redisns.On), so that a decision's script may
+	// touch the keys of every matching policy.
 	RedisNamespace string
 	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at its share of
 	// each policy (see LocalReplicas), "allow" admits everything, "deny" rejects everything.
