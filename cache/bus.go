@@ -129,8 +129,8 @@ func NewRedisBus(rdb redis.UniversalClient, ns string, c *Cache, logger *slog.Lo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
-		rdb: rdb, channel: ChannelIn(redisns.On(rdb, ns)), sharded: redisns.IsCluster(rdb), cache: c, log: logger, origin: newOrigin(),
-		ctx: ctx, cancel: cancel, echoes: make(map[uint64]*waiter),
+		rdb: rdb, channel: ChannelIn(redisns.On(rdb, ns)), sharded: redisns.IsCluster(rdb), cache: c, log: logger,
+		origin: newOrigin(), ctx: ctx, cancel: cancel, echoes: make(map[uint64]*waiter),
 		members: make(map[string]struct{}), acks: make(chan ack, ackQueue),
 	}
 	b.lease.Store(int64(DefaultLease))

@@ -40,7 +40,8 @@ func waitMetric(t *testing.T, admin, what string, ok func(text string) bool) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s; metrics:\n%s", what, grepLines(text, "reqgate_ratelimit_redis")+"\n"+grepLines(text, "reqgate_cache_bus"))
+			t.Fatalf("waiting for %s; metrics:\n%s\n%s", what, grepLines(text, "reqgate_ratelimit_redis"),
+				grepLines(text, "reqgate_cache_bus"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -55,7 +56,8 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	sen := redistest.StartSentinel(t, 1)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "reqgate.yaml")
-	conf := "redis:\n  sentinel:\n    master: " + sen.Master + "\n    addrs: [" + strings.Join(sen.Addrs, ", ") + "]\n" +
+	conf := "redis:\n  sentinel:\n    master: " + sen.Master + "\n" +
+		"    addrs: [" + strings.Join(sen.Addrs, ", ") + "]\n" +
 		"ratelimit:\n  policies:\n    - {name: account, key: api_key, limit: 100000, period: 1s}\n"
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
