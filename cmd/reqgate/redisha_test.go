@@ -140,8 +140,9 @@ accounts:
 
 // TestClusterSharesLimitsAndInvalidations runs a core and two gateways on a Redis Cluster of three masters
 // (redis.cluster.addrs): a window policy of 20 requests per hour, checked with a second policy in one script,
-// admits exactly 20 of 30 requests sent through both gateways (each alone would admit all of its 15), and a write through one gateway is seen at once by a
-// read through the other that served the record from its cache just before.
+// admits exactly 20 of 30 requests sent through both gateways (a gateway that cannot run the script allows,
+// on_redis_error: allow), and a write through one gateway is seen at once by a read through the other that
+// served the record from its cache just before.
 func TestClusterSharesLimitsAndInvalidations(t *testing.T) {
 	cl := redistest.StartCluster(t, 0)
 	dir := t.TempDir()
