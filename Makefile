@@ -26,7 +26,7 @@ image:
 run: build
 	./$(BIN) serve
 
-# redis-server and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
+# redis-server, redis-sentinel and PostgreSQL's server programs for the tests: installed with apt-get when missing and run as
 # root; otherwise the exact command to run is printed and the target fails.
 # promtool (the metrics test of cmd/reqgate and charts/test.sh run it) is unpacked here from Debian's prometheus
 # package (downloaded, not installed: see .ci/promtool), so that fetching it is not counted against a test's time

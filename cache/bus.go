@@ -85,8 +85,9 @@ const probeInterval = time.Second
 // was none). The bus logs each change once, counts failures in reqgate_cache_bus_errors_total and shows its
 // state in reqgate_cache_bus_up. It starts down and comes up when its first subscription is confirmed.
 type RedisBus struct {
-	rdb     *redis.Client
-	channel string // ChannelIn(the namespace)
+	rdb     redis.UniversalClient
+	channel string // ChannelIn(the namespace), on Redis Cluster in the namespace's hash tag (redisns.On)
+	sharded bool   // Redis Cluster: sharded pub/sub (SPUBLISH, SSUBSCRIBE), see subscribe
 	cache   *Cache
 	log     *slog.Logger
 	origin  string
@@ -122,21 +123,21 @@ type RedisBus struct {
 // NewRedisBus subscribes to the channel of the namespace ns (ChannelIn; a namespace redisns.Check accepts) and
 // starts the receiver. It does not fail when Redis is down at start: the subscription connects when Redis comes
 // up, and until then the bus is down.
-func NewRedisBus(rdb *redis.Client, ns string, c *Cache, logger *slog.Logger) *RedisBus {
+func NewRedisBus(rdb redis.UniversalClient, ns string, c *Cache, logger *slog.Logger) *RedisBus {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &RedisBus{
-		rdb: rdb, channel: ChannelIn(ns), cache: c, log: logger, origin: newOrigin(),
-		ctx: ctx, cancel: cancel, echoes: make(map[uint64]*waiter),
+		rdb: rdb, channel: ChannelIn(redisns.On(rdb, ns)), sharded: redisns.IsCluster(rdb), cache: c, log: logger,
+		origin: newOrigin(), ctx: ctx, cancel: cancel, echoes: make(map[uint64]*waiter),
 		members: make(map[string]struct{}), acks: make(chan ack, ackQueue),
 	}
 	b.lease.Store(int64(DefaultLease))
 	c.SetBusUp(false)
 	c.RequireLease()
 	busUp.Set(0)
-	b.sub = rdb.Subscribe(ctx, b.channel, b.ackChannel())
+	b.sub = b.subscribe()
 	b.wg.Add(3)
 	go b.receive(b.sub)
 	go b.watch()
@@ -217,7 +218,7 @@ func (b *RedisBus) send(scope, message, account string) {
 	defer b.forget(seq)
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	err := b.rdb.Publish(ctx, b.channel, busMessage(b.origin, seq, scope, message)).Err()
+	err := publish(ctx, b.rdb, b.sharded, b.channel, busMessage(b.origin, seq, scope, message)).Err()
 	// Redis has taken the message, or failed, by now: a replica that has not applied it holds at most a lease
 	// from a PING that Redis answered before, which ends within one lease from now.
 	sent := time.Now()
@@ -343,6 +344,7 @@ func (r *receiver) wait() time.Duration {
 // reports false when the bus closes meanwhile.
 func (r *receiver) connectionFailed(err error) bool {
 	r.bus.fail(fmt.Errorf("receive invalidations: %w", err))
+	r.bus.reloadSlots()
 	r.pinged = time.Time{}
 	r.backoff = min(max(2*r.backoff, 100*time.Millisecond), probeInterval)
 	select {
@@ -365,8 +367,16 @@ func (r *receiver) handle(msg any) {
 			r.bus.apply(m.Payload)
 		}
 	case *redis.Subscription:
-		if m.Kind == "subscribe" && m.Channel == r.bus.channel {
+		switch {
+		case m.Channel != r.bus.channel:
+		case m.Kind == "subscribe" || m.Kind == "ssubscribe":
 			r.subscriptionConfirmed()
+		case m.Kind == "sunsubscribe":
+			// Redis Cluster ends a sharded subscription when its slot moves to another node (a failover,
+			// a resharding): the connection still answers PINGs, but no message comes on it any more.
+			r.bus.fail(errors.New("receive invalidations: the cluster moved the channel's slot"))
+			r.sub = r.bus.resubscribe()
+			r.pinged, r.lastPing = time.Time{}, time.Now()
 		}
 	case *redis.Pong:
 		if !r.pinged.IsZero() {
@@ -462,8 +472,42 @@ func (b *RedisBus) resubscribe() *redis.PubSub {
 		return b.sub
 	}
 	_ = b.sub.Close()
-	b.sub = b.rdb.Subscribe(b.ctx, b.channel, b.ackChannel())
+	b.reloadSlots()
+	b.sub = b.subscribe()
 	return b.sub
+}
+
+// subscribe subscribes one connection to the bus's channel and this replica's acknowledgement channel.
+//
+// On Redis Cluster the bus uses sharded pub/sub. A classic PUBLISH may go to any node (go-redis sends it to
+// one at random), which delivers it to its own subscribers at once and to the other nodes' over the cluster
+// bus later: two replicas on different nodes could then see two writers' messages in different orders, and a
+// PONG on a subscriber's node could come before a message another node took earlier, which breaks both the
+// membership order and the lease (lease.go). SPUBLISH and SSUBSCRIBE go to the master of the channel's hash
+// slot, and every channel of the bus shares one hash tag (redisns.Clustered), so one master orders every
+// message of the bus and answers every subscriber's PING, as a single Redis does.
+func (b *RedisBus) subscribe() *redis.PubSub {
+	if b.sharded {
+		return b.rdb.SSubscribe(b.ctx, b.channel, b.ackChannel())
+	}
+	return b.rdb.Subscribe(b.ctx, b.channel, b.ackChannel())
+}
+
+// reloadSlots has a Redis Cluster client learn the slots' masters again, after the subscription failed: the
+// master of the channel's slot may have died and a replica taken over, and the subscription reconnects to the
+// master the client knows (go-redis reloads the map on failed commands, but a quiet bus sends none).
+func (b *RedisBus) reloadSlots() {
+	if c, ok := b.rdb.(*redis.ClusterClient); ok {
+		c.ReloadState(b.ctx)
+	}
+}
+
+// publish sends message on channel: PUBLISH, or SPUBLISH on Redis Cluster (see RedisBus.subscribe).
+func publish(ctx context.Context, c redis.Cmdable, sharded bool, channel, message string) *redis.IntCmd {
+	if sharded {
+		return c.SPublish(ctx, channel, message)
+	}
+	return c.Publish(ctx, channel, message)
 }
 
 // watch pings Redis every second so an outage shows in logs and metrics, and bounds the cache's freshness,

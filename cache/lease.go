@@ -218,7 +218,7 @@ func (b *RedisBus) acker() {
 			ctx, cancel := context.WithTimeout(b.ctx, b.publishTimeout())
 			_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, a := range batch {
-					p.Publish(ctx, b.ackChannelOf(a.to), b.origin+" "+a.seq)
+					publish(ctx, p, b.sharded, b.ackChannelOf(a.to), b.origin+" "+a.seq)
 				}
 				return nil
 			})
@@ -272,7 +272,7 @@ func (b *RedisBus) control(message string) uint64 {
 	seq := b.seq.Add(1)
 	ctx, cancel := context.WithTimeout(b.ctx, b.publishTimeout())
 	defer cancel()
-	if err := b.rdb.Publish(ctx, b.channel, busMessage(b.origin, seq, "", message)).Err(); err != nil {
+	if err := publish(ctx, b.rdb, b.sharded, b.channel, busMessage(b.origin, seq, "", message)).Err(); err != nil {
 		if b.ctx.Err() == nil {
 			b.fail(fmt.Errorf("publish %q: %w", message, err))
 		}
@@ -394,7 +394,7 @@ func (b *RedisBus) flushMissed() {
 	defer cancel()
 	_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for a := range accounts {
-			p.Publish(ctx, b.channel, busMessage(b.origin, b.seq.Add(1), "", a))
+			publish(ctx, p, b.sharded, b.channel, busMessage(b.origin, b.seq.Add(1), "", a))
 		}
 		return nil
 	})

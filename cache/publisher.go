@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/reqgate/reqgate/internal/redisns"
 )
 
 // Publisher sends purges on a namespace's channel (ChannelIn) from a process that caches nothing itself: the
@@ -15,23 +17,25 @@ import (
 // nothing confirms delivery beyond Redis's acknowledgement of the PUBLISH (Redis has then queued the message
 // to every subscriber).
 type Publisher struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	channel string
+	sharded bool // Redis Cluster: SPUBLISH (see RedisBus)
 	origin  string
 	seq     atomic.Uint64
 }
 
 // NewPublisher publishes on rdb, which the caller closes, on the channel of the namespace ns (a namespace
 // redisns.Check accepts): the gateways' redis.namespace, so that its purges reach them and no other deployment.
-func NewPublisher(rdb *redis.Client, ns string) *Publisher {
-	return &Publisher{rdb: rdb, channel: ChannelIn(ns), origin: newOrigin()}
+func NewPublisher(rdb redis.UniversalClient, ns string) *Publisher {
+	return &Publisher{rdb: rdb, channel: ChannelIn(redisns.On(rdb, ns)), sharded: redisns.IsCluster(rdb),
+		origin: newOrigin()}
 }
 
 // Purge asks every gateway replica on the bus to drop the account's cached reads and remembered credentials,
 // and returns when Redis has acknowledged it, or the error when ctx ended first or Redis refused it.
 func (p *Publisher) Purge(ctx context.Context, account string) error {
 	msg := busMessage(p.origin, p.seq.Add(1), "", purgePrefix+account)
-	if err := p.rdb.Publish(ctx, p.channel, msg).Err(); err != nil {
+	if err := publish(ctx, p.rdb, p.sharded, p.channel, msg).Err(); err != nil {
 		return fmt.Errorf("cache: publish the purge of account %q: %w", account, err)
 	}
 	return nil

@@ -145,6 +145,27 @@ type Redis struct {
 	// Namespace prefixes every key and channel reqgate uses in Redis ("<namespace>:reqgate:..."), so that
 	// deployments sharing one Redis share nothing; default "", the names "reqgate:..." themselves.
 	Namespace string
+	// Sentinel and Cluster name a Redis of several nodes instead of URL: at most one of the three is set.
+	Sentinel RedisSentinel
+	Cluster  RedisCluster
+}
+
+// RedisSentinel is a Redis master watched by a Sentinel group: the client asks the Sentinels for the master and
+// follows it through failovers.
+type RedisSentinel struct {
+	Master       string   // the master's name in the Sentinels' configuration
+	Addrs        []string // host:port of the Sentinels
+	PasswordFile string   // the Sentinels' password, when it differs from the nodes' (Redis.PasswordFile); default none
+}
+
+// RedisCluster is a Redis Cluster: some of its nodes, from which the client learns the others.
+type RedisCluster struct {
+	Addrs []string // host:port of nodes of the cluster
+}
+
+// Configured reports whether a Redis is configured: a URL, a Sentinel group or a cluster.
+func (r Redis) Configured() bool {
+	return r.URL != "" || len(r.Sentinel.Addrs) > 0 || len(r.Cluster.Addrs) > 0
 }
 
 // Cache configures the gateway's response cache.

@@ -167,7 +167,7 @@ func (r *fileReader) mapping(m *yaml.Node, prefix string) {
 		switch {
 		case settingByPath[path] != nil:
 			r.scalar(settingByPath[path], k, v)
-		case prefix == "" && sections[path]:
+		case sections[path]:
 			if isNull(v) {
 				continue
 			}

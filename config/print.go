@@ -21,14 +21,13 @@ func (c *Config) Print(w io.Writer) error {
 	sectionNodes := map[string]*yaml.Node{}
 	for _, s := range settings {
 		parent, key := root, s.path
-		if i := strings.IndexByte(s.path, '.'); i > 0 {
-			sec := s.path[:i]
-			key = s.path[i+1:]
+		for i := strings.IndexByte(key, '.'); i > 0; i = strings.IndexByte(key, '.') {
+			sec := s.path[:len(s.path)-len(key)+i] // "redis", then "redis.sentinel"
 			if sectionNodes[sec] == nil {
 				sectionNodes[sec] = &yaml.Node{Kind: yaml.MappingNode}
-				root.Content = append(root.Content, scalarNode(sec), sectionNodes[sec])
+				parent.Content = append(parent.Content, scalarNode(key[:i]), sectionNodes[sec])
 			}
-			parent = sectionNodes[sec]
+			parent, key = sectionNodes[sec], key[i+1:]
 		}
 		val := c.valueNode(s)
 		if src, ok := c.sources[s.path]; ok {

@@ -51,7 +51,18 @@ func (k *checker) secrets() {
 		}
 	}
 	if f := c.Redis.PasswordFile; f != "" {
-		k.passwordFile("redis.password_file", f, "redis.url", c.Redis.URL)
+		if c.Redis.URL != "" || !c.Redis.Configured() {
+			k.passwordFile("redis.password_file", f, "redis.url", c.Redis.URL)
+		} else if _, err := ReadSecret(f); err != nil {
+			k.fail("redis.password_file", "%v", err)
+		}
+	}
+	if f := c.Redis.Sentinel.PasswordFile; f != "" {
+		if len(c.Redis.Sentinel.Addrs) == 0 {
+			k.fail("redis.sentinel.password_file", "needs redis.sentinel.addrs")
+		} else if _, err := ReadSecret(f); err != nil {
+			k.fail("redis.sentinel.password_file", "%v", err)
+		}
 	}
 	if f := c.Store.PasswordFile; f != "" {
 		if !isPostgres(c.DB) {

@@ -73,7 +73,15 @@ var settings = []*setting{
 	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,
 		help: "Redis `URL` for shared rate limits and cache invalidation; a core publishes account changes on it (redis://host:6379/0)", field: func(c *Config) any { return &c.Redis.URL }},
 	{path: "redis.password_file", flag: "redis-password-file", roles: allRoles,
-		help: "`FILE` holding the password of a redis.url that names none", field: func(c *Config) any { return &c.Redis.PasswordFile }},
+		help: "`FILE` holding the password of a redis.url that names none, or of the nodes of redis.sentinel or redis.cluster", field: func(c *Config) any { return &c.Redis.PasswordFile }},
+	{path: "redis.sentinel.master", help: "name of the master a Redis Sentinel group watches (with redis.sentinel.addrs, instead of redis.url)",
+		field: func(c *Config) any { return &c.Redis.Sentinel.Master }},
+	{path: "redis.sentinel.addrs", help: "host:port of each Sentinel of the group; the gateway follows the master they name through failovers",
+		field: func(c *Config) any { return &c.Redis.Sentinel.Addrs }},
+	{path: "redis.sentinel.password_file", help: "`FILE` holding the password of the Sentinels (asked without one when unset; the nodes' is redis.password_file)",
+		field: func(c *Config) any { return &c.Redis.Sentinel.PasswordFile }},
+	{path: "redis.cluster.addrs", help: "host:port of some nodes of a Redis Cluster (instead of redis.url); the others are discovered",
+		field: func(c *Config) any { return &c.Redis.Cluster.Addrs }},
 	{path: "redis.timeout", help: "dial, read and write timeout of the Redis client, each unless redis.url sets it", field: func(c *Config) any { return &c.Redis.Timeout }},
 	{path: "redis.namespace", help: "prefix of every Redis key and channel of this deployment (its gateways and core alike), so that deployments sharing one Redis share nothing; empty = none",
 		field: func(c *Config) any { return &c.Redis.Namespace }},
@@ -148,8 +156,10 @@ func init() {
 		for _, e := range env {
 			settingByEnv[e] = s
 		}
-		if i := strings.IndexByte(s.path, '.'); i > 0 {
-			sections[s.path[:i]] = true
+		for i := range len(s.path) {
+			if s.path[i] == '.' {
+				sections[s.path[:i]] = true // "redis" and "redis.sentinel" of "redis.sentinel.master"
+			}
 		}
 	}
 }

@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	k.upstreamLimits()
 	k.redis(c.Redis.URL)
+	k.redisNodes(c.Redis)
 	k.positive("redis.timeout", c.Redis.Timeout)
 	if err := redisns.Check(c.Redis.Namespace); err != nil {
 		k.fail("redis.namespace", "%q: %v", c.Redis.Namespace, err)
@@ -380,6 +381,45 @@ func (k *checker) redis(s string) {
 		}
 	default:
 		k.fail("redis.url", "bad URL %q: scheme must be redis, rediss or unix", mask(s))
+	}
+}
+
+// redisNodes checks redis.sentinel and redis.cluster: one way to name the Redis (redis.url, a Sentinel group or
+// a cluster), each address host:port, the Sentinel group with its master's name.
+func (k *checker) redisNodes(r Redis) {
+	var set []string
+	if r.URL != "" {
+		set = append(set, "redis.url")
+	}
+	if len(r.Sentinel.Addrs) > 0 {
+		set = append(set, "redis.sentinel.addrs")
+	}
+	if len(r.Cluster.Addrs) > 0 {
+		set = append(set, "redis.cluster.addrs")
+	}
+	if len(set) > 1 {
+		k.fail(set[1], "set with %s: name the Redis one way (redis.url, redis.sentinel or redis.cluster)", set[0])
+	}
+	switch {
+	case r.Sentinel.Master != "" && len(r.Sentinel.Addrs) == 0:
+		k.fail("redis.sentinel.master", "needs redis.sentinel.addrs")
+	case r.Sentinel.Master == "" && len(r.Sentinel.Addrs) > 0:
+		k.fail("redis.sentinel.master", "needs the name of the master the Sentinels watch")
+	case strings.ContainsFunc(r.Sentinel.Master, func(c rune) bool { return c <= ' ' || c == 0x7f }):
+		k.fail("redis.sentinel.master", "%q: no spaces or control characters", r.Sentinel.Master)
+	}
+	k.hostPorts("redis.sentinel.addrs", r.Sentinel.Addrs)
+	k.hostPorts("redis.cluster.addrs", r.Cluster.Addrs)
+}
+
+// hostPorts refuses an address that is not host:port.
+func (k *checker) hostPorts(path string, addrs []string) {
+	for _, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" || port == "" || badPort(port) {
+			k.fail(path, "%q: want host:port", a)
+			return
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ type loginFailures interface {
 // too and stand alone while Redis cannot be reached.
 type sharedFailures struct {
 	local       *failures
-	rdb         *redis.Client
+	rdb         redis.UniversalClient
 	prefix      string // of every counter's key: failureKeyPrefix in the namespace
 	knownPrefix string // of every set of known networks: knownKeyPrefix in the namespace
 	log         *slog.Logger
@@ -104,8 +104,9 @@ const (
 )
 
 // newSharedFailures counts in Redis under keys in the namespace ns (redis.namespace).
-func newSharedFailures(local *failures, rdb *redis.Client, ns string, timeout time.Duration,
+func newSharedFailures(local *failures, rdb redis.UniversalClient, ns string, timeout time.Duration,
 	log *slog.Logger) *sharedFailures {
+	ns = redisns.On(rdb, ns) // on a cluster: one hash slot, since one script touches several counters
 	return &sharedFailures{local: local, rdb: rdb, prefix: redisns.Name(ns, failureKeyPrefix),
 		knownPrefix: redisns.Name(ns, knownKeyPrefix), log: log, timeout: timeout}
 }

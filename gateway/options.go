@@ -119,10 +119,11 @@ type Options struct {
 
 	// Redis, when set, carries cache invalidations to the other replicas and holds the failed-login counts
 	// they share (so the limits hold across replicas). Nil: in-process only.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RedisNamespace (redis.namespace) prefixes the invalidation channel and the failed-login keys in Redis, so
 	// that deployments sharing one Redis share neither; "" keeps the names "reqgate:inval" and
-	// "reqgate:authfail:...". It must pass redisns.Check.
+	// "reqgate:authfail:...". It must pass redisns.Check. On a Redis Cluster the names carry it as one hash tag
+	// (redisns.On), and the bus uses sharded pub/sub.
 	RedisNamespace string
 
 	// Limiter, when set, limits request rates before forwarding. Nil: no limits.

@@ -23,9 +23,11 @@ type Options struct {
 	// Redis is the shared store; nil runs the in-process limiter (one replica). The client stays the caller's,
 	// to close once the Limiter is no longer used: a Limiter holds nothing else that needs releasing, so it has
 	// no Close and lives as long as it is referenced.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RedisNamespace (redis.namespace) prefixes every key the limiter uses in Redis, so that deployments sharing
-	// one Redis count apart; "" keeps the names "reqgate:rl:...". It must pass redisns.Check.
+	// one Redis count apart; "" keeps the names "reqgate:rl:...". It must pass redisns.Check. On a Redis Cluster
+	// (a *redis.ClusterClient) the namespace becomes one hash tag (redisns.On), so that a decision's script may
+	// touch the keys of every matching policy.
 	RedisNamespace string
 	// OnRedisError is what happens while Redis fails: "local" limits each replica on its own at its share of
 	// each policy (see LocalReplicas), "allow" admits everything, "deny" rejects everything.
@@ -145,6 +147,9 @@ const (
 func New(opt Options) (*Limiter, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
+	}
+	if opt.Redis != nil {
+		opt.RedisNamespace = redisns.On(opt.Redis, opt.RedisNamespace)
 	}
 	l := &Limiter{status: opt.RejectStatus, held: newHolds(opt.MaxHeld), opt: opt}
 	if err := l.compile(opt.Policies, opt.Overrides); err != nil {

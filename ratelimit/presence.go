@@ -41,7 +41,7 @@ return redis.call("ZCARD", KEYS[1])
 
 // presence is this replica's announcement and the count of replicas it last saw.
 type presence struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	key   string // presenceKey in the limiter's namespace
 	id    string
 	log   *slog.Logger
@@ -55,14 +55,14 @@ type presence struct {
 var presences sync.Map
 
 type presenceOf struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	ns  string
 }
 
 // startPresence returns the presence of this replica on rdb in the namespace ns, started if need be: it
 // announces the replica until the client is closed (the Limiter has no Close of its own: the caller's client
 // bounds its life), counting from assumed until the first answer.
-func startPresence(rdb *redis.Client, ns string, assumed int, log *slog.Logger) *presence {
+func startPresence(rdb redis.UniversalClient, ns string, assumed int, log *slog.Logger) *presence {
 	of := presenceOf{rdb: rdb, ns: ns}
 	if p, ok := presences.Load(of); ok {
 		return p.(*presence)

@@ -180,11 +180,22 @@ func newRedisStore(opt Options, health *redisHealth) (*redisStore, error) {
 		}
 		s.ap = ap
 	}
-	if !opt.Redis.Options().ContextTimeoutEnabled {
+	if !contextTimeouts(opt.Redis) {
 		opt.Logger.Warn("ratelimit: the Redis client has ContextTimeoutEnabled=false, so a stalled Redis can hold requests "+
 			"for its ReadTimeout instead of RedisTimeout", "redis_timeout", opt.RedisTimeout)
 	}
 	return s, nil
+}
+
+// contextTimeouts reports whether rdb lets a context's deadline reach the socket (ContextTimeoutEnabled).
+func contextTimeouts(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client: // a single node, or the master of a Sentinel group (NewFailoverClient)
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true // a client of another kind: nothing to tell
 }
 
 var (

@@ -25,7 +25,6 @@ import (
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/storemetrics"
 	"github.com/reqgate/reqgate/core/storetracing"
-	"github.com/reqgate/reqgate/ratelimit"
 )
 
 // coreNode is the core service: its store and its HTTP server.
@@ -44,7 +43,7 @@ type coreNode struct {
 	// With redis.url in the core role: the gateways' invalidation bus, on which the core announces account
 	// changes so that every gateway forgets the account's remembered credentials at once. Nil otherwise (in
 	// serve, the gateway in the process does it on its own bus).
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	bus *cache.Publisher
 	log *slog.Logger
 
@@ -226,17 +225,17 @@ func (n *coreNode) announce(accounts ...string) {
 
 var announceErrors = metrics.NewCounter("reqgate_core_purge_publish_errors_total")
 
-// connectBus connects the core role to the gateways' invalidation bus when redis.url is set. The connection
+// connectBus connects the core role to the gateways' invalidation bus when a Redis is configured. The connection
 // is lazy: a Redis that is down at start fails only the publications made while it is down.
 func (n *coreNode) connectBus(cfg *config.Config) error {
-	if cfg.Role != config.RoleCore || cfg.Redis.URL == "" {
+	if cfg.Role != config.RoleCore || !cfg.Redis.Configured() {
 		return nil
 	}
-	opt, err := ratelimit.RedisOptionsFrom(cfg)
+	rdb, err := newRedis(cfg)
 	if err != nil {
 		return err
 	}
-	n.rdb = redis.NewClient(opt)
+	n.rdb = rdb
 	n.bus = cache.NewPublisher(n.rdb, cfg.Redis.Namespace)
 	return nil
 }

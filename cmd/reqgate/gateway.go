@@ -27,7 +27,7 @@ const healthInterval = time.Second
 // gatewayNode is the gateway with its Redis client (when --redis is set).
 type gatewayNode struct {
 	gw      *gateway.Gateway
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	addr    string
 	limiter *ratelimit.Limiter // in force; nil without rate policies
 	certs   *certs.Holder      // nil when the public listener serves plain HTTP
@@ -93,12 +93,8 @@ func startGateway(cfg *config.Config, log *slog.Logger, access *accesslog.Logger
 	if opt.Upstreams = (config.Upstream{URL: upstream}).URLs(); len(opt.Upstreams) == 0 {
 		return nil, errors.New("gateway: no upstream URL")
 	}
-	if cfg.Redis.URL != "" {
-		ro, err := ratelimit.RedisOptionsFrom(cfg)
-		if err != nil {
-			return nil, err
-		}
-		n.rdb = redis.NewClient(ro)
+	if n.rdb, err = newRedis(cfg); err != nil {
+		return nil, err
 	}
 	if len(cfg.RateLimit.Policies) > 0 {
 		l, err := ratelimit.New(limiterOptions(cfg, n.rdb, log))
@@ -179,7 +175,7 @@ func (n *gatewayNode) serve(ln net.Listener) error {
 }
 
 // limiterOptions are the limiter's options of cfg, on rdb (nil: in process).
-func limiterOptions(cfg *config.Config, rdb *redis.Client, log *slog.Logger) ratelimit.Options {
+func limiterOptions(cfg *config.Config, rdb redis.UniversalClient, log *slog.Logger) ratelimit.Options {
 	o := ratelimit.OptionsFrom(cfg)
 	o.Redis = rdb
 	o.Logger = log.With("part", "ratelimit")

@@ -42,3 +42,17 @@ func Name(ns, name string) string {
 	}
 	return ns + ":" + name
 }
+
+// Clustered is the namespace to name things in on Redis Cluster instead of ns: ns in braces ("reqgate" for the
+// empty one), so that Name puts the namespace first as one hash tag ("{alpha}:reqgate:rl:...",
+// "{reqgate}:reqgate:inval"). Every name of a deployment then falls in one hash slot: a Lua script may touch any
+// of its keys at once (a rate-limit decision checks every matching policy atomically), and its pub/sub channels
+// are ordered by one shard. The price is that a deployment's keys and channels live on one shard of the
+// cluster. Deployments sharing a cluster still share nothing: a namespace has no braces, so "{alpha}:" starts
+// no name of another.
+func Clustered(ns string) string {
+	if ns == "" {
+		ns = "reqgate"
+	}
+	return "{" + ns + "}"
+}

@@ -1,5 +1,6 @@
-// Package redistest runs a private redis-server on a free loopback port for tests: real Redis, never a fake.
-// It fails the test (never skips) when redis-server cannot start; .ci/run installs it.
+// Package redistest runs a private redis-server on a free loopback port for tests: real Redis, never a fake;
+// also a Sentinel group (StartSentinel) and a Redis Cluster (StartCluster) of such servers. It fails the test
+// (never skips) when redis-server, redis-sentinel or redis-cli cannot start; make deps installs them.
 package redistest
 
 import (
@@ -17,15 +18,18 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	dir  string
 	cmd  *exec.Cmd
+	args []string // redis-server arguments beside the address and persistence (a replica's, a cluster node's)
 }
 
 // Start starts a redis-server for the test and stops it when the test ends.
-func Start(tb testing.TB) *Server {
+func Start(tb testing.TB) *Server { return startServer(tb) }
+
+func startServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("needs a Redis server; make test runs it, make check (-short) does not")
 	}
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir()}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(freePort(tb)), dir: tb.TempDir(), args: args}
 	s.start(tb)
 	tb.Cleanup(s.Stop)
 	return s
@@ -60,6 +64,7 @@ func (s *Server) start(tb testing.TB) {
 	}
 	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "yes", "--loglevel", "warning")
+	cmd.Args = append(cmd.Args, s.args...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start redis-server: %v", err)
 	}
