@@ -87,8 +87,11 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	g.credentialRequest(req, g.up.prefix+base, auth)
-	g.forwardedHeaders(x, &req.Header)
+	g.credentialRequest(req, g.verifyURI(base, x.rt.APIKey), auth)
+	if !g.probing() {
+		// A probe carries the credential alone: the upstream is not ours to tell who the caller is.
+		g.forwardedHeaders(x, &req.Header)
+	}
 	took, err := g.roundTrip(x, req, resp)
 	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
 	if x.cred.present && !failed {
@@ -97,7 +100,7 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	if err != nil {
 		return &verdict{err: err, took: took}
 	}
-	if x.cred.present && proves(resp, x.rt.APIKey, auth) {
+	if x.cred.present && g.trusts(resp, x.rt.APIKey, auth) {
 		authVerifications.Inc()
 		g.creds.remember(x.cred)
 		g.fails.succeeded(ip, x.rt.APIKey, user)
@@ -105,6 +108,9 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	}
 	if failed {
 		authFailures.Inc()
+	}
+	if g.probing() && resp.StatusCode() >= 500 {
+		return &verdict{err: errProbeFailed, took: took}
 	}
 	e, _, _ := entryOf(resp)
 	return &verdict{answer: e, took: took}
@@ -124,7 +130,7 @@ func (g *Gateway) refreshAhead(x *exchange) {
 		return
 	}
 	auth := bytes.Clone(x.hdr.authorization)
-	uri := g.up.prefix + x.rt.Base()
+	uri := g.verifyURI(x.rt.Base(), x.rt.APIKey)
 	ip := strings.Clone(x.clientIP())
 	go func() {
 		if g.refresh(cr, uri, auth, ip) {
@@ -152,7 +158,7 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte, ip string) boo
 		return false
 	}
 	switch {
-	case proves(resp, cr.apiKey, auth):
+	case g.trusts(resp, cr.apiKey, auth):
 		authVerifications.Inc()
 		g.creds.renew(cr)
 		g.fails.succeeded(ip, cr.apiKey, cr.user)
