@@ -105,6 +105,9 @@ func (g *Gateway) forward(x *exchange) {
 // roundTrip sends req to the core for x and reads its answer into resp: the one exchange with the core of every
 // path (a read's fetch, a forward, a verification), counted and traced in one place.
 func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+	if err := g.upstreamBlocked(x); err != nil {
+		return 0, err
+	}
 	span := g.startSpan(x, "gateway.upstream", trace.SpanKindClient)
 	x.traceUpstream(req)
 	start := time.Now()
@@ -113,6 +116,9 @@ func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.R
 	err := g.up.do(req, resp)
 	took := time.Since(start)
 	x.endUpstreamSpan(span, resp, err)
+	if err == nil {
+		g.noteUpstreamThrottle(x, resp)
+	}
 	return took, err
 }
 
@@ -138,6 +144,9 @@ var (
 // connection came free or its account had no slot (with Retry-After), 502 otherwise (upstreamStatus), in the
 // caller's representation.
 func (g *Gateway) upstreamFailed(x *exchange, err error) {
+	if g.answerUpstreamThrottled(x, err) {
+		return
+	}
 	status, msg := upstreamStatus(err)
 	if errors.Is(err, errAccountBusy) {
 		// Counted (reqgate_gateway_not_forwarded_total): a tenant at its cap must not flood the log.

@@ -28,6 +28,14 @@ type verdict struct {
 // the request is read or forwarded before the caller is known. Only the core's explicit proof verifies the
 // credential; any other answer is relayed to the caller. It returns true when the credential is verified.
 func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
+	if g.throttleStatusRequest(x) && readMethod(x.ctx) {
+		// While the upstream blocks the account, the verification would be a call that restarts the block:
+		// the status says so instead, as it does for a caller its address's policies block.
+		if left, _ := g.upBlocks.blocked(x.rt.APIKey, g.opt.Now()); left > 0 {
+			g.writeThrottleStatus(x, left)
+			return false
+		}
+	}
 	if x.live.limiter != nil && !g.admitUnverified(x) {
 		return false
 	}
@@ -110,6 +118,10 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 		authFailures.Inc()
 	}
 	if g.probing() && resp.StatusCode() >= 500 {
+		if d, ok := upstreamThrottle(resp, false); ok {
+			// The upstream's throttle, not a failure: its caller gets the throttle, with the time left.
+			return &verdict{err: &errUpstreamThrottled{status: resp.StatusCode(), left: d}, took: took}
+		}
 		return &verdict{err: errProbeFailed, took: took}
 	}
 	e, _, _ := entryOf(resp)
@@ -151,11 +163,17 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte, ip string) boo
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
+	if left, _ := g.upBlocks.blocked(cr.apiKey, g.opt.Now()); left > 0 {
+		return false // a call now would restart the upstream's block of the account
+	}
 	g.credentialRequest(req, uri, auth)
 	g.upstreamCalls.Add(1)
 	upstreamRequests.Inc()
 	if err := g.up.do(req, resp); err != nil {
 		return false
+	}
+	if d, ok := upstreamThrottle(resp, true); ok {
+		g.upBlocks.record(cr.apiKey, resp.StatusCode(), d, g.opt.Now())
 	}
 	switch {
 	case g.trusts(resp, cr.apiKey, auth):
