@@ -130,7 +130,20 @@ type Upstream struct {
 	// MaxConnWait, and never past its QueueTimeout), then gets 503. Default InflightPerAccount(MaxIdleConns): it
 	// follows max_idle_conns when not set itself; 0 = no cap.
 	MaxInflightPerAccount int
+	// Verify is how the gateway learns that a credential is an account's: proof (the core's
+	// Reqgate-Authenticated header, reqgate's own core) or probe (a 2xx answer to an authenticated GET of
+	// VerifyPath, any implementation of the interface); default proof.
+	Verify string
+	// VerifyPath is the path probe mode asks with the credential alone, {key} the account's api_key; it must be
+	// one the upstream always authenticates. Default /api2/{key}/re/field.
+	VerifyPath string
 }
+
+// The values of upstream.verify.
+const (
+	VerifyProof = "proof" // the core's Reqgate-Authenticated header
+	VerifyProbe = "probe" // a 2xx answer to an authenticated GET of upstream.verify_path
+)
 
 // URLs returns the upstream base URLs of a comma-separated URL: one per core, when the gateway balances several.
 func (u Upstream) URLs() []string { return splitList(u.URL) }
@@ -206,6 +219,10 @@ type Auth struct {
 // Core holds settings of the core service.
 type Core struct {
 	SchemaTTL time.Duration // how long an account's objects, fields and users stay in memory; default 2s; 0 = never
+	// AuthProof: the core sends its Reqgate-Authenticated proof with every authenticated answer; default true.
+	// Off, it answers as another implementation of the interface does (a gateway in front needs upstream.verify:
+	// probe).
+	AuthProof bool
 }
 
 // RateLimit configures the gateway's rate limiter.
@@ -315,6 +332,8 @@ func Default(role string) *Config {
 			SlowStart:        10 * time.Second,
 			// Load derives it again from the max_idle_conns it ends with, unless it is set itself.
 			MaxInflightPerAccount: InflightPerAccount(512),
+			Verify:                VerifyProof,
+			VerifyPath:            "/api2/{key}/re/field",
 		},
 		Redis: Redis{Timeout: time.Second},
 		Cache: Cache{
@@ -327,7 +346,7 @@ func Default(role string) *Config {
 		},
 		Auth: Auth{TTL: 60 * time.Second, MaxUserFailures: 10, MaxIPFailures: 30, MaxUserFailuresAllIPs: 100, FailureWindow: time.Minute,
 			KnownAddressTTL: 7 * 24 * time.Hour, MaxLoginDelay: 8 * time.Second, MaxDelayedLogins: 256},
-		Core: Core{SchemaTTL: 2 * time.Second},
+		Core: Core{SchemaTTL: 2 * time.Second, AuthProof: true},
 		RateLimit: RateLimit{
 			RejectStatus:  429,
 			OnRedisError:  "local",

@@ -68,6 +68,8 @@ var settings = []*setting{
 	{path: "upstream.max_conn_wait", help: "wait for a free upstream connection before 503", field: func(c *Config) any { return &c.Upstream.MaxConnWait }},
 	{path: pathInflight, help: "requests of one account in flight to the cores at once; more wait up to max_conn_wait, then 503; default a quarter of max_idle_conns (at least 4); 0 = no cap", field: func(c *Config) any { return &c.Upstream.MaxInflightPerAccount }},
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
+	{path: "upstream.verify", help: "proof | probe: trust a credential on the core's proof header, or on a 2xx answer to a GET of upstream.verify_path with it (any implementation of the interface)", field: func(c *Config) any { return &c.Upstream.Verify }},
+	{path: "upstream.verify_path", help: "path probe mode GETs with the credential alone, {key} the account's api_key; one the upstream always authenticates", field: func(c *Config) any { return &c.Upstream.VerifyPath }},
 	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
 	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,
@@ -102,6 +104,7 @@ var settings = []*setting{
 	{path: "auth.max_login_delay", help: "longest wait of a login past max_user_failures_all_ips from a network that is not known; 0 = refused instead", field: func(c *Config) any { return &c.Auth.MaxLoginDelay }},
 	{path: "auth.max_delayed_logins", help: "logins waiting at once (max_login_delay), all users together; one more is refused", field: func(c *Config) any { return &c.Auth.MaxDelayedLogins }},
 
+	{path: "core.auth_proof", help: "send the Reqgate-Authenticated proof the gateway's upstream.verify: proof needs; false = answer as another implementation of the interface", field: func(c *Config) any { return &c.Core.AuthProof }},
 	{path: "core.schema_ttl", help: "how long account schemas stay in the core's memory; 0 = never", field: func(c *Config) any { return &c.Core.SchemaTTL }},
 
 	{path: "ratelimit.reject_status", help: "429 | 503: the status of a rate-limit or failed-login refusal", field: func(c *Config) any { return &c.RateLimit.RejectStatus }},

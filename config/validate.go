@@ -151,6 +151,11 @@ func (k *checker) upstreamLimits() {
 		k.fail("upstream.max_response_bytes", "must be > 0")
 	}
 	k.nonNegative("upstream.slow_start", u.SlowStart)
+	k.oneOf("upstream.verify", u.Verify, VerifyProof, VerifyProbe)
+	if p := u.VerifyPath; !strings.HasPrefix(p, "/") || !strings.Contains(p, "{key}") ||
+		strings.ContainsAny(p, "?#% \t\r\n\x00") {
+		k.fail("upstream.verify_path", "%q: want an absolute path naming the account as {key}, without query or escapes", p)
+	}
 }
 
 func (k *checker) cache() {

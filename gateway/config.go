@@ -45,6 +45,8 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 			ReplicaLease: cfg.Cache.ReplicaLease,
 			Scope:        cfg.Cache.Scope,
 		},
+		Verify:                cfg.Upstream.Verify,
+		VerifyPath:            cfg.Upstream.VerifyPath,
 		AuthTTL:               cfg.Auth.TTL,
 		MaxUserFailures:       cfg.Auth.MaxUserFailures,
 		MaxIPFailures:         cfg.Auth.MaxIPFailures,

@@ -106,6 +106,9 @@ func (g *Gateway) forward(x *exchange) {
 // roundTrip sends req to the core for x and reads its answer into resp: the one exchange with the core of every
 // path (a read's fetch, a forward, a verification), counted and traced in one place.
 func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.Response) (time.Duration, error) {
+	if err := g.upstreamBlocked(x); err != nil {
+		return 0, err
+	}
 	span := g.startSpan(x, "gateway.upstream", trace.SpanKindClient)
 	x.traceUpstream(req)
 	start := time.Now()
@@ -114,6 +117,9 @@ func (g *Gateway) roundTrip(x *exchange, req *fasthttp.Request, resp *fasthttp.R
 	err := g.up.do(req, resp)
 	took := time.Since(start)
 	x.endUpstreamSpan(span, resp, err)
+	if err == nil {
+		g.noteUpstreamThrottle(x, resp)
+	}
 	return took, err
 }
 
@@ -141,6 +147,9 @@ var (
 // client that waits a second and tries again (a write it knows was not applied, or one with its
 // Idempotency-Key) should find it back or another core in its place.
 func (g *Gateway) upstreamFailed(x *exchange, err error) {
+	if g.answerUpstreamThrottled(x, err) {
+		return
+	}
 	status, msg := upstreamStatus(err)
 	if status == fasthttp.StatusBadGateway || status == fasthttp.StatusServiceUnavailable {
 		x.addHeader("Retry-After", "1")

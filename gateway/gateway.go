@@ -43,6 +43,7 @@ type Gateway struct {
 	flight     singleflight.Group // cache misses of one key
 	verifying  singleflight.Group // verifications of one credential
 	refreshing sync.Map           // credkey digests whose refresh ahead of expiry runs (verify.go)
+	upBlocks   upstreamBlocks     // accounts the upstream throttled (upthrottle.go)
 	budget     bodyBudget
 	inflight   *inflight   // requests in flight to the cores per account (inflight.go); nil: no cap
 	shares     *bodyShares // of the budget, per account and per client address (bodyshare.go)

@@ -95,8 +95,12 @@ func (g *Gateway) throttleStatus(x *exchange, req ratelimit.Request) {
 	g.writeThrottleStatus(x, wait)
 }
 
-// writeThrottleStatus answers rate_throttle_status: 200, with the time until a call would be admitted.
+// writeThrottleStatus answers rate_throttle_status: 200, with the time until a call would be admitted: wait, or
+// the time the upstream's block of the account has left when that is longer.
 func (g *Gateway) writeThrottleStatus(x *exchange, wait time.Duration) {
+	if left, _ := g.upBlocks.blocked(x.rt.APIKey, g.opt.Now()); left > wait {
+		wait = left // the upstream's own block of the account (upthrottle.go)
+	}
 	ctx := x.ctx
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeXML)

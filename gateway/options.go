@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/internal/redisns"
 )
@@ -83,6 +84,13 @@ type Options struct {
 
 	// Cache configures the response cache.
 	Cache CacheOptions
+
+	// Verify is how a credential is verified for an account: config.VerifyProof, on the core's
+	// Reqgate-Authenticated proof (proof.go), or config.VerifyProbe, on a 2xx answer to a GET of VerifyPath with
+	// the credential alone (probe.go), for any other implementation of the interface.
+	Verify string
+	// VerifyPath is the path of VerifyProbe, {key} the account's api_key (escaped).
+	VerifyPath string
 
 	// AuthTTL is how long a credential the core accepted is trusted for cached reads; 0 = never remembered
 	// (every read goes to the core).
@@ -190,6 +198,8 @@ func (o *Options) check() error {
 		{o.SlowStart >= 0, "SlowStart must not be negative"},
 		{o.ReadTimeout >= 0 && o.WriteTimeout >= 0 && o.IdleTimeout >= 0, "server timeouts must not be negative"},
 		{o.AuthTTL >= 0, "AuthTTL must not be negative (0 = never)"},
+		{o.Verify == config.VerifyProof || o.Verify == config.VerifyProbe && validVerifyPath(o.VerifyPath),
+			fmt.Sprintf("Verify %q, VerifyPath %q: want proof, or probe with an absolute path naming {key}", o.Verify, o.VerifyPath)},
 		{o.MaxUserFailures > 0 && o.MaxIPFailures > 0 && o.MaxUserFailuresAllIPs > 0, "the failed-login limits must be > 0"},
 		{o.FailureWindow > 0, "FailureWindow must be > 0"},
 		{o.KnownAddressTTL >= 0, "KnownAddressTTL must not be negative (0 = never)"},

@@ -431,8 +431,9 @@ func upstreamStatus(err error) (int, string) {
 // reset, a timeout waiting for the answer, a connection closed before the status) leaves open whether the core
 // received the request and acted on it.
 func neverSent(err error) bool {
+	var throttled *errUpstreamThrottled
 	return isDialError(err) || errors.Is(err, errUnsent) || errors.Is(err, fasthttp.ErrNoFreeConns) ||
-		errors.Is(err, errAccountBusy)
+		errors.Is(err, errAccountBusy) || errors.As(err, &throttled)
 }
 
 func isTimeout(err error) bool {

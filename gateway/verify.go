@@ -29,6 +29,14 @@ type verdict struct {
 // the request is read or forwarded before the caller is known. Only the core's explicit proof verifies the
 // credential; any other answer is relayed to the caller. It returns true when the credential is verified.
 func (g *Gateway) authenticate(x *exchange, auth []byte) bool {
+	if g.throttleStatusRequest(x) && readMethod(x.ctx) {
+		// While the upstream blocks the account, the verification would be a call that restarts the block:
+		// the status says so instead, as it does for a caller its address's policies block.
+		if left, _ := g.upBlocks.blocked(x.rt.APIKey, g.opt.Now()); left > 0 {
+			g.writeThrottleStatus(x, left)
+			return false
+		}
+	}
 	if x.live.limiter != nil && !g.admitUnverified(x) {
 		return false
 	}
@@ -90,8 +98,11 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	g.credentialRequest(req, g.up.prefix+base, auth)
-	g.forwardedHeaders(x, &req.Header)
+	g.credentialRequest(req, g.verifyURI(base, x.rt.APIKey), auth)
+	if !g.probing() {
+		// A probe carries the credential alone: the upstream is not ours to tell who the caller is.
+		g.forwardedHeaders(x, &req.Header)
+	}
 	took, err := g.roundTrip(x, req, resp)
 	failed := err == nil && resp.StatusCode() == fasthttp.StatusUnauthorized
 	if x.cred.present && !failed {
@@ -100,7 +111,7 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	if err != nil {
 		return &verdict{err: err, took: took, core: coreOf(resp)}
 	}
-	if x.cred.present && proves(resp, x.rt.APIKey, auth) {
+	if x.cred.present && g.trusts(resp, x.rt.APIKey, auth) {
 		authVerifications.Inc()
 		g.creds.remember(x.cred)
 		g.fails.succeeded(ip, x.rt.APIKey, user)
@@ -108,6 +119,13 @@ func (g *Gateway) ask(x *exchange, base string, auth []byte, ip, user string) *v
 	}
 	if failed {
 		authFailures.Inc()
+	}
+	if g.probing() && resp.StatusCode() >= 500 {
+		if d, ok := upstreamThrottle(resp, false); ok {
+			// The upstream's throttle, not a failure: its caller gets the throttle, with the time left.
+			return &verdict{err: &errUpstreamThrottled{status: resp.StatusCode(), left: d}, took: took}
+		}
+		return &verdict{err: errProbeFailed, took: took}
 	}
 	e, _, _ := entryOf(resp)
 	return &verdict{answer: e, took: took, core: coreOf(resp)}
@@ -127,7 +145,7 @@ func (g *Gateway) refreshAhead(x *exchange) {
 		return
 	}
 	auth := bytes.Clone(x.hdr.authorization)
-	uri := g.up.prefix + x.rt.Base()
+	uri := g.verifyURI(x.rt.Base(), x.rt.APIKey)
 	ip := strings.Clone(x.clientIP())
 	go func() {
 		if g.refresh(cr, uri, auth, ip) {
@@ -148,14 +166,20 @@ func (g *Gateway) refresh(cr credential, uri string, auth []byte, ip string) boo
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
+	if left, _ := g.upBlocks.blocked(cr.apiKey, g.opt.Now()); left > 0 {
+		return false // a call now would restart the upstream's block of the account
+	}
 	g.credentialRequest(req, uri, auth)
 	g.upstreamCalls.Add(1)
 	upstreamRequests.Inc()
 	if err := g.up.do(req, resp); err != nil {
 		return false
 	}
+	if d, ok := upstreamThrottle(resp, true); ok {
+		g.upBlocks.record(cr.apiKey, resp.StatusCode(), d, g.opt.Now())
+	}
 	switch {
-	case proves(resp, cr.apiKey, auth):
+	case g.trusts(resp, cr.apiKey, auth):
 		authVerifications.Inc()
 		g.creds.renew(cr)
 		g.fails.succeeded(ip, cr.apiKey, cr.user)

@@ -7,7 +7,7 @@ import (
 )
 
 // OptionsFrom maps the resolved configuration to the core's options: server.max_body_bytes, auth.ttl,
-// core.schema_ttl and server.trusted_proxies. It is the one mapping, used by cmd/reqgate and by the tests
+// core.schema_ttl, core.auth_proof and server.trusted_proxies. It is the one mapping, used by cmd/reqgate and by the tests
 // alike. What is no configuration key stays zero for the caller to set: the logger and the clock.
 func OptionsFrom(cfg *config.Config) (Options, error) {
 	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
@@ -19,5 +19,6 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 		AuthTTL:        cfg.Auth.TTL,
 		SchemaTTL:      cfg.Core.SchemaTTL,
 		TrustedProxies: proxies,
+		NoAuthProof:    !cfg.Core.AuthProof,
 	}, nil
 }

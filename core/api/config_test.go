@@ -13,6 +13,7 @@ import (
 func TestOptionsFrom(t *testing.T) {
 	cfg := config.Default(config.RoleCore)
 	cfg.Server.TrustedProxies = []string{"10.0.0.0/8"}
+	cfg.Core.AuthProof = false // its default maps to the zero NoAuthProof
 	o, err := OptionsFrom(cfg)
 	if err != nil {
 		t.Fatal(err)

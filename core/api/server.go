@@ -43,6 +43,9 @@ type Options struct {
 	// of a created record. From anyone else those headers are ignored: a caller must not be able to point
 	// Location elsewhere. Empty: never believed.
 	TrustedProxies []netip.Prefix
+	// NoAuthProof leaves out the AuthProofHeader of authenticated answers (core.auth_proof: false): the core
+	// then answers as any other implementation of the interface, for a gateway that verifies by probing.
+	NoAuthProof bool
 }
 
 // Server is the core's http.Handler.
@@ -171,7 +174,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		s.writeError(w, err)
 		return "unauthenticated"
 	}
-	w.Header().Set(AuthProofHeader, AuthProof(key, r.Header.Get("Authorization")))
+	if !s.opt.NoAuthProof {
+		w.Header().Set(AuthProofHeader, AuthProof(key, r.Header.Get("Authorization")))
+	}
 	c := &call{
 		Version: version,
 		Account: acct,

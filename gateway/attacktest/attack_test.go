@@ -155,7 +155,11 @@ func raw(tb testing.TB, addr, request string) int {
 // an answer as proof of the credential. Whatever came before, the made-up credential must get 401 on a
 // cached read of the account, never its data, in both cache scopes.
 func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+	inModes(t, testForgedCredentialAfterPreAuthAnswers)
+}
+
+func testForgedCredentialAfterPreAuthAnswers(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
 	probes := []struct{ method, target, body string }{
 		{"GET", "/api3/acme/rate_throttle_status", ""},
 		{"GET", "/api3/acme/re/1", ""},
@@ -180,7 +184,7 @@ func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
 	malformed := []string{"/api2/acme/%zz", "/api2/acme/re/1?x=%zz", "http://gw/api3/acme/re/1", "/api2/ac%2Fme/re/1"}
 	for _, scope := range []string{"account", "user"} {
 		t.Run(scope, func(t *testing.T) {
-			opt := cached(c)
+			opt := m.cached(c)
 			opt.Cache.Scope = scope
 			opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 1000, 1000
 			g, url := serve(t, opt)
@@ -225,8 +229,10 @@ func TestForgedCredentialAfterPreAuthAnswers(t *testing.T) {
 
 // TestQuotaTheft plays the stranger who spends an account's quota: requests without credentials, or with
 // wrong ones, must not be charged to the account's (or a user's) rate policies. They are limited by IP.
-func TestQuotaTheft(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+func TestQuotaTheft(t *testing.T) { inModes(t, testQuotaTheft) }
+
+func testQuotaTheft(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
 		{Name: "account", Key: "api_key", Limit: 5, Burst: 5, Period: time.Hour},
 		{Name: "user", Key: "user", Limit: 5, Burst: 5, Period: time.Hour},
@@ -235,7 +241,7 @@ func TestQuotaTheft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := cached(c)
+	opt := m.cached(c)
 	opt.Limiter = l
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 1000, 1000
 	_, url := serve(t, opt)
@@ -272,8 +278,10 @@ func TestQuotaTheft(t *testing.T) {
 // TestConcurrentBruteForce sends 300 simultaneous guesses of one user's password from one IP, the right one
 // among them: the failed-login limit must hold however the guesses interleave, in process and across two
 // replicas sharing Redis. At most the limit's worth of guesses reach the core.
-func TestConcurrentBruteForce(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+func TestConcurrentBruteForce(t *testing.T) { inModes(t, testConcurrentBruteForce) }
+
+func testConcurrentBruteForce(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
 	rs := redistest.Start(t)
 	const limit, guesses = 10, 300
 	for _, shared := range []bool{false, true} {
@@ -281,7 +289,7 @@ func TestConcurrentBruteForce(t *testing.T) {
 			var urls []string
 			var gws []*gateway.Gateway
 			for range 2 {
-				opt := cached(c)
+				opt := m.cached(c)
 				opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = limit, 1000, 1000
 				if shared {
 					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
@@ -347,9 +355,11 @@ func TestConcurrentBruteForce(t *testing.T) {
 // from one address block that address's further guesses at the user, not the user's own logins from
 // elsewhere. Many addresses together (max_user_failures_all_ips) only slow down the guesses from networks the
 // user has not logged in from (TestNoLockoutFromManyAddresses shows that the user is not locked out).
-func TestNoLockoutFromOneAddress(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
-	opt := cached(c)
+func TestNoLockoutFromOneAddress(t *testing.T) { inModes(t, testNoLockoutFromOneAddress) }
+
+func testNoLockoutFromOneAddress(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
+	opt := m.cached(c)
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 3, 100, 8
 	opt.AuthTTL = 0 // never remembered: every login is checked, so a lockout would show
 	g, url := serve(t, opt)
@@ -385,9 +395,11 @@ func TestNoLockoutFromOneAddress(t *testing.T) {
 
 // TestSpoofedForwardedFor plays the caller behind a trusted proxy that adds its own X-Forwarded-For line:
 // whatever the caller wrote in a line of its own, it is counted under the address the proxy saw.
-func TestSpoofedForwardedFor(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
-	opt := cached(c)
+func TestSpoofedForwardedFor(t *testing.T) { inModes(t, testSpoofedForwardedFor) }
+
+func testSpoofedForwardedFor(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
+	opt := m.cached(c)
 	opt.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 1000, 3, 1000
 	_, url := serve(t, opt)
@@ -458,8 +470,12 @@ func TestSmuggledBodies(t *testing.T) {
 // (as a proxy or a shared client may): each request is judged by its own Authorization header, whatever the
 // connection carried before.
 func TestCredentialsChangeOnOneConnection(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
-	_, url := serve(t, cached(c))
+	inModes(t, testCredentialsChangeOnOneConnection)
+}
+
+func testCredentialsChangeOnOneConnection(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
+	_, url := serve(t, m.cached(c))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -554,9 +570,11 @@ func TestFoldedFramingHeaders(t *testing.T) {
 // failed-login counters (no Redis) from other addresses with guesses of made-up names, at an api_key that
 // cannot exist and at a real one, until the counters' store is full many times over. The flood must not reset
 // the count that blocks the attacker, and a real user's login must still work.
-func TestFailureCountsSurviveFlood(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
-	opt := cached(c)
+func TestFailureCountsSurviveFlood(t *testing.T) { inModes(t, testFailureCountsSurviveFlood) }
+
+func testFailureCountsSurviveFlood(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
+	opt := m.cached(c)
 	opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = 5, 20, 1000
 	opt.MaxFailureKeys = 200
 	opt.AuthTTL = 0 // every login is checked

@@ -281,15 +281,17 @@ func expectContinue(tb testing.TB, addr, auth string, size int) []int {
 // TestExpectContinueAfterAuth sends writes with `Expect: 100-continue`: only a caller that is authenticated,
 // admitted by the rate policies and whose body the gateway will take is told to send its body (100 Continue);
 // every other caller gets its final answer at once, with no 100 before it, and never sends the body.
-func TestExpectContinueAfterAuth(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+func TestExpectContinueAfterAuth(t *testing.T) { inModes(t, testExpectContinueAfterAuth) }
+
+func testExpectContinueAfterAuth(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
 		{Name: "user", Key: "user", Limit: 1, Burst: 1, Period: time.Hour},
 	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := gatewaytest.With(gateway.Options{Upstreams: []string{c.URL}, Limiter: l})
+	opt := m.with(gateway.Options{Upstreams: []string{c.URL}, Limiter: l})
 	_, url := serve(t, opt)
 	addr := strings.TrimPrefix(url, "http://")
 	for _, tc := range []struct {

@@ -21,12 +21,14 @@ import (
 // may wait at once are refused with ratelimit.reject_status and Retry-After. In process, and with Redis across
 // two replicas (alice logged in through the first, the guesses and her next login go through the second), with
 // reject_status 503 there.
-func TestNoLockoutFromManyAddresses(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: accounts})
+func TestNoLockoutFromManyAddresses(t *testing.T) { inModes(t, testNoLockoutFromManyAddresses) }
+
+func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
+	c := m.start(t, coretest.Options{AccountsYAML: accounts})
 	rs := redistest.Start(t)
 	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("redis=%v", shared), func(t *testing.T) {
-			opt := cached(c)
+			opt := m.cached(c)
 			opt.MaxLoginDelay = time.Second // keeps the test short; the default is 8s
 			reject := http.StatusTooManyRequests
 			// Networks (/24) of their own per run, so that Redis's memory of the first run is no help.
