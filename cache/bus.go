@@ -111,9 +111,10 @@ type RedisBus struct {
 	echoMu sync.Mutex
 	echoes map[uint64]*waiter // Publish calls waiting for their message and its acknowledgements, by sequence
 
-	lease   atomic.Int64        // the lease, in ns (SetLease)
-	members map[string]struct{} // the replicas that joined, by origin, as the channel's order tells; receive's own
-	acks    chan ack            // acknowledgements for acker to publish
+	lease      atomic.Int64        // the lease, in ns (SetLease)
+	leasesLost atomic.Uint64       // evictions of this replica read (lease.go)
+	members    map[string]struct{} // the replicas that joined, by origin, as the channel's order tells; receive's own
+	acks       chan ack            // acknowledgements for acker to publish
 
 	publishTO atomic.Int64                         // SetPublishTimeout
 	viewFrom  atomic.Int64                         // from when (ns after leaseBase) the members known make a complete view (lease.go)

@@ -329,6 +329,7 @@ func (r *receiver) here(now time.Time) {
 func (r *receiver) leave() {
 	if r.joined {
 		busLeaseLostTotal.Inc()
+		r.bus.leasesLost.Add(1)
 	}
 	r.joined, r.helloSeq = false, 0
 	r.bus.cache.SetLease(time.Time{})
