@@ -137,6 +137,19 @@ type Upstream struct {
 	// VerifyPath is the path probe mode asks with the credential alone, {key} the account's api_key; it must be
 	// one the upstream always authenticates. Default /api2/{key}/re/field.
 	VerifyPath string
+	// Host is the Host header sent to the cores; default "", the host of the first upstream.url.
+	Host string
+	// TLS is how the gateway speaks to https:// upstreams.
+	TLS UpstreamTLS
+}
+
+// UpstreamTLS is the client side of TLS to https:// upstreams: by default the certificate is verified against the
+// system's roots, for the host of each upstream URL (also sent as SNI), and no client certificate is presented.
+type UpstreamTLS struct {
+	ServerName string // the name sent as SNI and verified in the certificate, instead of each URL's host; default ""
+	CAFile     string // PEM file of the CAs to trust instead of the system's roots; default ""
+	CertFile   string // PEM client certificate presented to the upstream, with KeyFile; default none
+	KeyFile    string // its PEM key
 }
 
 // The values of upstream.verify.

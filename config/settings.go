@@ -70,6 +70,11 @@ var settings = []*setting{
 	{path: "upstream.max_response_bytes", help: "largest upstream response body", field: func(c *Config) any { return &c.Upstream.MaxResponseBytes }},
 	{path: "upstream.verify", help: "proof | probe: trust a credential on the core's proof header, or on a 2xx answer to a GET of upstream.verify_path with it (any implementation of the interface)", field: func(c *Config) any { return &c.Upstream.Verify }},
 	{path: "upstream.verify_path", help: "path probe mode GETs with the credential alone, {key} the account's api_key; one the upstream always authenticates", field: func(c *Config) any { return &c.Upstream.VerifyPath }},
+	{path: "upstream.host", help: "Host header sent upstream; empty = the host of the first upstream.url", field: func(c *Config) any { return &c.Upstream.Host }},
+	{path: "upstream.tls.server_name", help: "name sent as SNI to https upstreams and verified in their certificate; empty = each URL's host", field: func(c *Config) any { return &c.Upstream.TLS.ServerName }},
+	{path: "upstream.tls.ca_file", help: "PEM `FILE` of the CAs that sign https upstreams' certificates; empty = the system's roots", field: func(c *Config) any { return &c.Upstream.TLS.CAFile }},
+	{path: "upstream.tls.cert_file", help: "PEM `FILE` of the client certificate presented to https upstreams (with upstream.tls.key_file)", field: func(c *Config) any { return &c.Upstream.TLS.CertFile }},
+	{path: "upstream.tls.key_file", help: "PEM `FILE` of the key of upstream.tls.cert_file", field: func(c *Config) any { return &c.Upstream.TLS.KeyFile }},
 	{path: "upstream.slow_start", help: "a core back after being out reaches its full share of requests over this; 0 = at once", field: func(c *Config) any { return &c.Upstream.SlowStart }},
 
 	{path: "redis.url", flag: "redis", roles: allRoles, env: []string{"REQGATE_REDIS"}, secret: true,

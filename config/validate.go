@@ -156,6 +156,7 @@ func (k *checker) upstreamLimits() {
 		strings.ContainsAny(p, "?#% \t\r\n\x00") {
 		k.fail("upstream.verify_path", "%q: want an absolute path naming the account as {key}, without query or escapes", p)
 	}
+	k.upstreamTLS()
 }
 
 func (k *checker) cache() {

@@ -18,6 +18,8 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 	}
 	return Options{
 		Upstreams:         cfg.Upstream.URLs(),
+		UpstreamHost:      cfg.Upstream.Host,
+		UpstreamTLS:       UpstreamTLS(cfg.Upstream.TLS),
 		UpstreamTimeout:   cfg.Upstream.Timeout,
 		SlowStart:         cfg.Upstream.SlowStart,
 		QueueTimeout:      cfg.Upstream.QueueTimeout,

@@ -8,12 +8,19 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/config/configtest"
+	"github.com/reqgate/reqgate/gateway/certs/certstest"
 )
 
 // everyKeySet is the default configuration of a gateway with the keys whose default is empty set too, so that
 // every configured value of the gateway is not zero.
-func everyKeySet() *config.Config {
+func everyKeySet(tb testing.TB) *config.Config {
+	tb.Helper()
 	cfg := config.Default(config.RoleGateway)
+	dir := tb.TempDir()
+	ca, client := certstest.Write(tb, dir, "ca"), certstest.Write(tb, dir, "client")
+	cfg.Upstream.URL = "https://127.0.0.1:8443"
+	cfg.Upstream.Host = "api.example"
+	cfg.Upstream.TLS = config.UpstreamTLS{ServerName: "localhost", CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}
 	cfg.Server.TrustedProxies = []string{"10.0.0.0/8"}
 	cfg.CORS.AllowedOrigins = []string{"https://app.example"}
 	cfg.Redis.Namespace = "alpha"
@@ -25,7 +32,7 @@ func everyKeySet() *config.Config {
 // would silently ignore. The fields that are no configuration key are named here; a new option that is one is
 // mapped in OptionsFrom (and, if a reload changes it, in LiveFrom).
 func TestOptionsFrom(t *testing.T) {
-	cfg := everyKeySet()
+	cfg := everyKeySet(t)
 	t.Run("options", func(t *testing.T) {
 		o, err := OptionsFrom(cfg)
 		if err != nil {
@@ -58,7 +65,7 @@ func TestOptionsFrom(t *testing.T) {
 		}
 	})
 	t.Run("bad network", func(t *testing.T) {
-		bad := everyKeySet()
+		bad := everyKeySet(t)
 		bad.Server.TrustedProxies = []string{"10.0.0.0/33"}
 		if _, err := OptionsFrom(bad); err == nil || !strings.Contains(err.Error(), "server.trusted_proxies") {
 			t.Errorf("OptionsFrom: %v, want an error naming server.trusted_proxies", err)

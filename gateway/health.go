@@ -87,6 +87,7 @@ func (p *prober) check(be *backend) error {
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(p.path)
 	req.Header.SetHost(p.host)
+	schemeFor(req, be.probe) // else fasthttp refuses to send the probe of an https core
 	if err := be.probe.DoTimeout(req, resp, p.timeout); err != nil {
 		return err
 	}

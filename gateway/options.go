@@ -32,6 +32,11 @@ type Options struct {
 	// forwarded path (the same for all). Several cores are balanced by least load; the first one's host is the
 	// Host header sent upstream. At least one.
 	Upstreams []string
+	// UpstreamHost, when set, is the Host header sent upstream instead of the first core's host.
+	UpstreamHost string
+	// UpstreamTLS is how the gateway speaks to https:// cores (upstreamtls.go); its zero value verifies each
+	// core's certificate against the system's roots for the host of its URL, which is also the SNI.
+	UpstreamTLS UpstreamTLS
 	// HealthInterval is how often each core's /readyz is probed when there are several cores; 0 = never (a
 	// core that refused a connection is then skipped for 1s). HealthTimeout bounds one probe; if zero, 1s.
 	HealthInterval, HealthTimeout time.Duration

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,10 @@ type upstream struct {
 
 func newUpstream(o *Options) (*upstream, error) {
 	u := &upstream{timeout: o.UpstreamTimeout}
+	tc, err := o.UpstreamTLS.config()
+	if err != nil {
+		return nil, err
+	}
 	var clients []*fasthttp.HostClient
 	for i, raw := range o.Upstreams {
 		pu, err := parseUpstream(raw)
@@ -47,7 +52,10 @@ func newUpstream(o *Options) (*upstream, error) {
 			return nil, fmt.Errorf("gateway: upstream %q: every upstream needs the same path prefix %q", raw, u.prefix)
 		}
 		u.origins = append(u.origins, []byte(pu.Scheme+"://"+pu.Host))
-		clients = append(clients, coreClient(pu, o))
+		clients = append(clients, coreClient(pu, o, tc))
+	}
+	if o.UpstreamHost != "" {
+		u.host = o.UpstreamHost
 	}
 	if len(clients) == 1 {
 		u.client = clients[0]
@@ -79,17 +87,22 @@ func parseUpstream(raw string) (*url.URL, error) {
 var defaultPorts = map[string]string{"http": "80", "https": "443"}
 
 // coreClient is the client of the core at pu (parsed by parseUpstream).
-func coreClient(pu *url.URL, o *Options) *fasthttp.HostClient {
+// An https core's connections are dialled with tc (upstreamtls.go).
+func coreClient(pu *url.URL, o *Options, tc *tls.Config) *fasthttp.HostClient {
 	addr := pu.Host
 	if pu.Port() == "" {
 		addr += ":" + defaultPorts[pu.Scheme]
+	}
+	d := dial
+	if pu.Scheme == "https" {
+		d = tlsDialer(tc, pu.Hostname())
 	}
 	return &fasthttp.HostClient{
 		Addr:                     addr,
 		IsTLS:                    pu.Scheme == "https",
 		Name:                     "reqgate-gateway",
 		NoDefaultUserAgentHeader: true,
-		DialTimeout:              dial,
+		DialTimeout:              d,
 		MaxConns:                 o.MaxIdleConns,
 		MaxConnWaitTimeout:       o.MaxConnWait,
 		MaxIdleConnDuration:      30 * time.Second,
@@ -119,7 +132,7 @@ func newBalancer(clients []*fasthttp.HostClient, o *Options) *balancer {
 			IsTLS:                    c.IsTLS,
 			Name:                     "reqgate-gateway-probe",
 			NoDefaultUserAgentHeader: true,
-			DialTimeout:              dial,
+			DialTimeout:              c.DialTimeout, // the core's own TLS, if any
 			MaxConns:                 2,
 			MaxIdleConnDuration:      max(3*o.HealthInterval, time.Second),
 			MaxResponseBodySize:      64 << 10,
