@@ -205,6 +205,9 @@ type Cache struct {
 	// default 1s.
 	ReplicaLease time.Duration
 	Scope        string // account | user; default account
+	// TTLByRoute shortens TTL for the reads of some route classes, as "class=duration" (record=10s); default
+	// none. ParseTTLByRoute reads it.
+	TTLByRoute []string
 }
 
 // Auth configures credential verification at the gateway.

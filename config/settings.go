@@ -96,6 +96,7 @@ var settings = []*setting{
 	{path: "cache.enabled", help: "cache GET responses", field: func(c *Config) any { return &c.Cache.Enabled }},
 	{path: "cache.max_bytes", help: "memory budget of the response cache: the heap its entries and tables hold", field: func(c *Config) any { return &c.Cache.MaxBytes }},
 	{path: "cache.ttl", help: "freshness of a cached GET", field: func(c *Config) any { return &c.Cache.TTL }},
+	{path: "cache.ttl_by_route", help: "shorter freshness for the reads of some route classes, as class=duration (record=10s, search=5s)", field: func(c *Config) any { return &c.Cache.TTLByRoute }},
 	{path: "cache.replica_lease", help: "with Redis: how long a replica serves cached reads after it last proved it heard every invalidation, and the longest a write waits for a replica that does not acknowledge it", field: func(c *Config) any { return &c.Cache.ReplicaLease }},
 	{path: "cache.stale_if_error", help: "how long a stale entry may stand in when the upstream fails; 0 = never", field: func(c *Config) any { return &c.Cache.StaleIfError }},
 	{path: "cache.scope", help: "account | user", field: func(c *Config) any { return &c.Cache.Scope }},

@@ -170,6 +170,9 @@ func (k *checker) cache() {
 		k.nonNegativeSize("cache.max_bytes", c.MaxBytes)
 		k.nonNegative("cache.ttl", c.TTL)
 	}
+	if _, err := ParseTTLByRoute(c.TTLByRoute, c.TTL); err != nil {
+		k.fail("cache.ttl_by_route", "%v", err)
+	}
 	k.nonNegative("cache.stale_if_error", c.StaleIfError)
 	if c.ReplicaLease < 50*time.Millisecond {
 		k.fail("cache.replica_lease", "must be at least 50ms (a replica renews it four times per lease)")

@@ -16,6 +16,10 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("server.trusted_proxies: %w", err)
 	}
+	ttlByRoute, err := config.ParseTTLByRoute(cfg.Cache.TTLByRoute, cfg.Cache.TTL)
+	if err != nil {
+		return Options{}, fmt.Errorf("cache.ttl_by_route: %w", err)
+	}
 	return Options{
 		Upstreams:         cfg.Upstream.URLs(),
 		UpstreamHost:      cfg.Upstream.Host,
@@ -46,6 +50,7 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 			StaleIfError: cfg.Cache.StaleIfError,
 			ReplicaLease: cfg.Cache.ReplicaLease,
 			Scope:        cfg.Cache.Scope,
+			TTLByRoute:   ttlByRoute,
 		},
 		Verify:                cfg.Upstream.Verify,
 		VerifyPath:            cfg.Upstream.VerifyPath,

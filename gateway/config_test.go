@@ -24,6 +24,7 @@ func everyKeySet(tb testing.TB) *config.Config {
 	cfg.Server.TrustedProxies = []string{"10.0.0.0/8"}
 	cfg.CORS.AllowedOrigins = []string{"https://app.example"}
 	cfg.Redis.Namespace = "alpha"
+	cfg.Cache.TTLByRoute = []string{"record=10s"}
 	return cfg
 }
 

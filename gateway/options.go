@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"github.com/reqgate/reqgate/gateway/route"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -177,6 +178,9 @@ type CacheOptions struct {
 	StaleIfError time.Duration // cache.stale_if_error; 0 = never serve stale
 	ReplicaLease time.Duration // cache.replica_lease, with Redis; 0 = cache.DefaultLease
 	Scope        string        // cache.scope: "account" or "user"
+	// TTLByRoute shortens TTL for the reads of some route classes (cache.ttl_by_route): an entry older than
+	// its class's TTL is not served as a hit. Nil: TTL for every class.
+	TTLByRoute map[route.Class]time.Duration
 }
 
 // check refuses the values no configuration can mean.

@@ -47,6 +47,10 @@ func (g *Gateway) read(x *exchange) {
 		span := g.startSpan(x, "gateway.cache", trace.SpanKindInternal)
 		l, ok := g.lookup(x, xmlKey, jsonKey)
 		x.endSpan(span)
+		if d, short := g.opt.Cache.TTLByRoute[x.rt.Class]; short && l.Age >= d {
+			// Older than its route's TTL: asked of the upstream again (it may still stand in as stale).
+			l.Fresh = false
+		}
 		if ok && l.Fresh {
 			x.cacheRes = cacheHit
 			g.writeRead(x, l.Entry)
