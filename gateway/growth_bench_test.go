@@ -81,18 +81,30 @@ func BenchmarkHandlerHitGrowth(b *testing.B) {
 				opt.Redis, opt.RedisNamespace = rdb, "growth"+strconv.Itoa(n)
 				opt.RedisTimeout = 10 * time.Second
 			}
-			l, err := ratelimit.New(ratelimittest.With(opt))
-			if err != nil {
-				b.Fatal(err)
-			}
+			var l *ratelimit.Limiter
+			// The limiter's heap per account: its compiled override and its counted key (each other account
+			// counted once: a key in the in-process store, or credits beside a key in Redis).
+			perAccount := heapPer(n-1, func() {
+				var err error
+				if l, err = ratelimit.New(ratelimittest.With(opt)); err != nil {
+					b.Fatal(err)
+				}
+				for i := range n - 1 {
+					if d := l.Admit(context.Background(), ratelimit.Request{APIKey: "acct" + strconv.Itoa(i)}); !d.Allowed {
+						b.Fatalf("account %d refused", i)
+					}
+				}
+			})
+			b.Logf("%s-accounts=%d: %.0f heap bytes per account in the limiter", store, n, perAccount)
 			gwOpt := options()
 			gwOpt.Limiter = l
 			gw := startGateway(b, gwOpt)
-			// Each other account counted once: a key in the in-process store, or in Redis.
-			for i := range n - 1 {
-				if d := l.Admit(context.Background(), ratelimit.Request{APIKey: "acct" + strconv.Itoa(i)}); !d.Allowed {
-					b.Fatalf("account %d refused", i)
+			if opt.Redis != nil {
+				keys, err := opt.Redis.DBSize(context.Background()).Result()
+				if err != nil {
+					b.Fatal(err)
 				}
+				b.Logf("redis-accounts=%d: %d keys in Redis (every namespace so far)", n, keys)
 			}
 			accounts = append(accounts, size{fmt.Sprintf("%s-accounts=%d", store, n), gw})
 		}
