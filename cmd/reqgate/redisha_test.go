@@ -197,37 +197,9 @@ func TestClusterSharesLimitsAndInvalidations(t *testing.T) {
 		t.Fatalf("create: %d %v", code, err)
 	}
 	rec := loc[strings.Index(loc, "/api2/"):]
-	read := func(gw string) (title, cache string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, gw+rec, nil)
-		req.SetBasicAuth("writer", "writer")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatalf("read through %s: %v", gw, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("read through %s: %d %s", gw, resp.StatusCode, b)
-		}
-		_, after, _ := strings.Cut(string(b), "<name>field_101</name>")
-		_, after, _ = strings.Cut(after, "<value>")
-		title, _, _ = strings.Cut(after, "</value>")
-		return title, resp.Header.Get("X-Cache")
-	}
+	read := func(gw string) (title, cache string) { t.Helper(); return readTitle(t, c, gw+rec) }
 	// A gateway serves hits only once it has joined the bus and holds a lease: the bus works on the cluster.
-	for _, gw := range gws {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, x := read(gw); x == "HIT" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never served a hit: its bus never came up on the cluster", gw)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitHits(t, gws, read)
 	stale, hits := 0, 0
 	for round := range 50 {
 		reader, writer := gws[round%2], gws[(round+1)%2]

@@ -35,37 +35,9 @@ func TestReadYourWritesPausedGateway(t *testing.T) {
 		t.Fatalf("create: %d %v", code, err)
 	}
 	rec := loc[strings.Index(loc, "/api2/"):]
-	read := func(gw string) (title, cache string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, gw+rec, nil)
-		req.SetBasicAuth("writer", "writer")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatalf("read through %s: %v", gw, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("read through %s: %d %s", gw, resp.StatusCode, b)
-		}
-		_, after, _ := strings.Cut(string(b), "<name>field_101</name>")
-		_, after, _ = strings.Cut(after, "<value>")
-		title, _, _ = strings.Cut(after, "</value>")
-		return title, resp.Header.Get("X-Cache")
-	}
+	read := func(gw string) (title, cache string) { t.Helper(); return readTitle(t, c, gw+rec) }
 	// Every gateway serves hits once it has joined the bus.
-	for _, gw := range gws {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, x := read(gw); x == "HIT" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never served a hit", gw)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitHits(t, gws, read)
 
 	round := 0
 	pairs := func(n int, live []int) (stale, hits int) {
@@ -117,5 +89,43 @@ func TestReadYourWritesPausedGateway(t *testing.T) {
 	}
 	if stale, _ := pairs(200, []int{0, 1, 2}); stale > 0 {
 		t.Errorf("after the resume: %d of 200 reads after a write were stale", stale)
+	}
+}
+
+// readTitle reads the record at url as the writer user and returns its title (field_101) and its X-Cache.
+func readTitle(t *testing.T, c *http.Client, url string) (title, cache string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.SetBasicAuth("writer", "writer")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("read %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("read %s: %d %s", url, resp.StatusCode, b)
+	}
+	_, after, _ := strings.Cut(string(b), "<name>field_101</name>")
+	_, after, _ = strings.Cut(after, "<value>")
+	title, _, _ = strings.Cut(after, "</value>")
+	return title, resp.Header.Get("X-Cache")
+}
+
+// waitHits waits until read through every gateway is a cache hit: a gateway serves hits only once it has
+// joined the invalidation bus and holds a lease.
+func waitHits(t *testing.T, gws []string, read func(gw string) (title, cache string)) {
+	t.Helper()
+	for _, gw := range gws {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, x := read(gw); x == "HIT" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never served a hit: its bus never came up", gw)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
