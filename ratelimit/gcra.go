@@ -26,30 +26,39 @@ type policyState struct {
 func decide(now int64, ps []params, tats []int64, states []policyState) (ok bool, delay, retry int64) {
 	ok = true
 	for i, p := range ps {
-		d := max(tats[i], now) + p.interval - p.tolerance - now
-		if d > p.maxDelay {
-			ok = false
-			retry = max(retry, d-p.maxDelay)
-		} else if d > delay {
-			delay = d
-		}
+		ok, delay, retry = p.weigh(now, tats[i], ok, delay, retry)
 	}
 	if !ok {
 		delay = 0
 	}
 	for i, p := range ps {
-		base := max(tats[i], now) // the TAT after this decision
-		if ok {
-			// GCRA evaluated at the moment the request is forwarded (now+delay): for the policy that set the
-			// delay this is its usual TAT+T; for the others it keeps their slot no earlier than the forward time.
-			base = max(tats[i], now+delay) + p.interval
-			tats[i] = base
-		}
-		if states != nil {
-			states[i] = state(now, base, p)
-		}
+		p.settle(now, delay, ok, tats, i, states)
 	}
 	return ok, delay, retry
+}
+
+// weigh folds policy p, whose stored TAT is tat, into a decision so far (ok, delay, retry): its slot within
+// maxDelay admits with that delay, beyond it refuses with the time until it would admit.
+func (p params) weigh(now, tat int64, ok bool, delay, retry int64) (bool, int64, int64) {
+	d := max(tat, now) + p.interval - p.tolerance - now
+	if d > p.maxDelay {
+		return false, delay, max(retry, d-p.maxDelay)
+	}
+	return ok, max(delay, d), retry
+}
+
+// settle writes policy i's TAT after the decision (only when admitted) and its state, if states is not nil.
+func (p params) settle(now, delay int64, ok bool, tats []int64, i int, states []policyState) {
+	base := max(tats[i], now) // the TAT after this decision
+	if ok {
+		// GCRA evaluated at the moment the request is forwarded (now+delay): for the policy that set the
+		// delay this is its usual TAT+T; for the others it keeps their slot no earlier than the forward time.
+		base = max(tats[i], now+delay) + p.interval
+		tats[i] = base
+	}
+	if states != nil {
+		states[i] = state(now, base, p)
+	}
 }
 
 // state derives remaining quota and reset time of one policy from its TAT.

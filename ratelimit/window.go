@@ -165,14 +165,7 @@ func decideMixed(now int64, ps []params, ws []windowParams, tats []int64, logs [
 			continue
 		}
 		waits = append(waits, 0)
-		p := ps[i]
-		d := max(tats[i], now) + p.interval - p.tolerance - now
-		if d > p.maxDelay {
-			ok = false
-			retry = max(retry, d-p.maxDelay)
-		} else if d > delay {
-			delay = d
-		}
+		ok, delay, retry = ps[i].weigh(now, tats[i], ok, delay, retry)
 	}
 	if !ok {
 		delay = 0
@@ -198,14 +191,7 @@ func decideMixed(now int64, ps []params, ws []windowParams, tats []int64, logs [
 			}
 			continue
 		}
-		base := max(tats[i], now)
-		if ok {
-			base = max(tats[i], now+delay) + p.interval
-			tats[i] = base
-		}
-		if states != nil {
-			states[i] = state(now, base, p)
-		}
+		p.settle(now, delay, ok, tats, i, states)
 	}
 	return ok, delay, retry
 }
