@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/reqgate/reqgate/internal/digits"
 )
 
 // DefaultBusDownTTL is the BusDownTTL of a zero Options: not a configuration key, a bound the cache keeps for its
@@ -352,25 +354,11 @@ func (c *Cache) scopeGeneration(g *generations, sc Scope) uint64 {
 // recordSlot is the generation of a record of a kind: the slot of its id in the kind's window when the id is
 // a decimal number, else one the id's hash picks.
 func (c *Cache) recordSlot(k *kindGenerations, id string) *atomic.Uint64 {
-	off, ok := decimal(id)
+	off, ok := digits.Parse(id, 19)
 	if !ok {
 		off = maphash.String(c.seed, id)
 	}
 	return &c.records[(k.base+off)&uint64(len(c.records)-1)]
-}
-
-// decimal reads a number of at most 19 decimal digits.
-func decimal(s string) (n uint64, ok bool) {
-	if s == "" || len(s) > 19 {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(s[i]-'0')
-	}
-	return n, true
 }
 
 // Invalidate makes every entry of the account unreachable at once; they age out of the store later.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/internal/budget"
+	"github.com/reqgate/reqgate/internal/digits"
 	"github.com/reqgate/reqgate/internal/wire"
 )
 
@@ -372,18 +373,11 @@ func validHost(h string) bool {
 // parseID reads a positive integer id from a path segment, written as ids are written: decimal digits without
 // a leading zero. 01 names nothing, so that one record has one address (and one cache key at the gateway).
 func parseID(s string) (int64, bool) {
-	if s == "" || len(s) > 18 || s[0] == '0' {
+	if s == "" || s[0] == '0' {
 		return 0, false
 	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b < '0' || b > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(b-'0')
-	}
-	return n, n > 0
+	n, ok := digits.Parse(s, 18)
+	return int64(n), ok
 }
 
 // StatusWriter remembers the status code a handler wrote (for metrics here, and for the core's request log in

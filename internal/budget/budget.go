@@ -12,6 +12,8 @@ import (
 	"errors"
 	"strconv"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/digits"
 )
 
 // Header names the budget: a decimal count of milliseconds, e.g. "Reqgate-Timeout: 27000".
@@ -35,16 +37,9 @@ var ErrMalformed = errors.New("want a whole number of milliseconds, 1 to 9 digit
 
 // Parse reads the header's value.
 func Parse(v string) (time.Duration, error) {
-	if len(v) == 0 || len(v) > maxDigits {
+	ms, ok := digits.Parse(v, maxDigits)
+	if !ok {
 		return 0, ErrMalformed
-	}
-	var ms int64
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < '0' || c > '9' {
-			return 0, ErrMalformed
-		}
-		ms = ms*10 + int64(c-'0')
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
