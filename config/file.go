@@ -215,7 +215,7 @@ func (r *fileReader) scalar(s *setting, k, v *yaml.Node) {
 		return
 	}
 	if v.Kind != yaml.ScalarNode {
-		r.fail(v, s.path, "must be a %s, not a %s", s.kindName(), nodeKind(v))
+		r.fail(v, s.path, "must be a %s, not %s", s.kindName(), yamlnode.KindName(v))
 		return
 	}
 	if isNull(v) {
@@ -230,16 +230,6 @@ func (r *fileReader) scalar(s *setting, k, v *yaml.Node) {
 		return
 	}
 	r.c.setSource(s.path, r.src(v))
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	}
-	return "scalar"
 }
 
 // suggest names a known key close to a misspelt one.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -474,7 +475,7 @@ func (r *reader) value(vals *object, name string) (rawValue, error) {
 			rv.parts = append(rv.parts, it.Value)
 		}
 	default:
-		return rv, at.errorf("%s must be a value or a list of values, not %s", name, kindName(v))
+		return rv, at.errorf("%s must be a value or a list of values, not %s", name, yamlnode.KindName(v))
 	}
 	return rv, nil
 }

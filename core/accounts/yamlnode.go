@@ -71,21 +71,6 @@ func (r *reader) resolve(n *yaml.Node) (*yaml.Node, error) {
 	return n, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "empty"
-		}
-		return "a single value"
-	}
-	return "something else"
-}
-
 // object is a YAML mapping whose keys were checked: known, unique, plain.
 type object struct {
 	r    *reader
@@ -103,7 +88,7 @@ func (r *reader) object(n *yaml.Node, what string, known []string) (*object, err
 		return nil, err
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, r.at(n).errorf("%s must be a mapping (key: value lines), not %s", what, kindName(n))
+		return nil, r.at(n).errorf("%s must be a mapping (key: value lines), not %s", what, yamlnode.KindName(n))
 	}
 	o := &object{r: r, node: n, what: what, key: map[string]*yaml.Node{}, val: map[string]*yaml.Node{}}
 	pairs, err := yamlnode.Pairs(n, r.resolve)
@@ -178,7 +163,7 @@ func (o *object) scalar(key string) (string, error) {
 		return "", err
 	}
 	if v.Kind != yaml.ScalarNode {
-		return "", o.r.at(v).errorf("%s must be a single value, not %s", key, kindName(v))
+		return "", o.r.at(v).errorf("%s must be a single value, not %s", key, yamlnode.KindName(v))
 	}
 	if v.Tag == "!!null" {
 		return "", nil
@@ -264,7 +249,7 @@ func (o *object) list(key string) ([]*yaml.Node, error) {
 		return nil, nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		return nil, o.r.at(v).errorf("%s must be a list (lines starting with '-'), not %s", key, kindName(v))
+		return nil, o.r.at(v).errorf("%s must be a list (lines starting with '-'), not %s", key, yamlnode.KindName(v))
 	}
 	return v.Content, nil
 }

@@ -1,8 +1,8 @@
 // Package yamlnode reads a YAML file of one document into yaml.v3's node tree and walks its mappings with the
 // line of every key and value, for the two readers of operator files that refuse with file:line: the config
-// file (package config) and the account files (core/accounts). Each reader words its own messages; this
-// package finds the problems: syntax, a second document, aliases, and keys that are not plain, merged or
-// given twice.
+// file (package config) and the account files (core/accounts). Each reader words its own messages (both name
+// what a node is by KindName); this package finds the problems: syntax, a second document, aliases, and keys
+// that are not plain, merged or given twice.
 package yamlnode
 
 import (
@@ -89,6 +89,24 @@ func Resolve(n *yaml.Node) (_ *yaml.Node, ok bool) {
 		n = n.Alias
 	}
 	return n, true
+}
+
+// KindName says what n is, for a reader's message ("must be a duration, not a mapping"): "a mapping", "a
+// list", "empty", "a single value", or "a broken alias" for an alias that Resolve could not follow.
+func KindName(n *yaml.Node) string {
+	switch {
+	case IsNull(n):
+		return "empty"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.ScalarNode:
+		return "a single value"
+	case n.Kind == yaml.AliasNode:
+		return "a broken alias"
+	}
+	return "something else"
 }
 
 // IsNull reports whether n is absent or YAML's null (an empty value, ~ or null).

@@ -3,6 +3,8 @@ package yamlnode
 import (
 	"errors"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestDecode(t *testing.T) {
@@ -70,5 +72,25 @@ func TestPairs(t *testing.T) {
 	}
 	if v, ok := Resolve(pairs[5].Value); !ok || v.Value != "1" {
 		t.Errorf("alias resolved to %+v, %v", v, ok)
+	}
+}
+
+func TestKindName(t *testing.T) {
+	root, err := Decode([]byte("m: {a: 1}\nl: [1]\ns: x\nn:\nt: ~\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := Pairs(root, ResolveAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"m": "a mapping", "l": "a list", "s": "a single value", "n": "empty", "t": "empty"}
+	for _, p := range pairs {
+		if got := KindName(p.Value); got != want[p.Key.Value] {
+			t.Errorf("KindName(%s) = %q, want %q", p.Key.Value, got, want[p.Key.Value])
+		}
+	}
+	if got := KindName(&yaml.Node{Kind: yaml.AliasNode}); got != "a broken alias" {
+		t.Errorf("KindName(alias to nothing) = %q", got)
 	}
 }
