@@ -50,6 +50,14 @@ func TestParseNetworks(t *testing.T) {
 	if _, err := ParseNetworks([]string{"10.0.0.0/8", "10.0.0.0/99"}); err == nil || !strings.Contains(err.Error(), `"10.0.0.0/99"`) {
 		t.Errorf("bad entry: err = %v", err)
 	}
+	// What the gateway and the core map into their options: the error of an unchecked configuration names the key.
+	bad := Server{TrustedProxies: []string{"10.0.0.0/99"}}
+	if _, err := bad.TrustedNetworks(); err == nil || !strings.HasPrefix(err.Error(), `server.trusted_proxies: bad network "10.0.0.0/99"`) {
+		t.Errorf("TrustedNetworks of a bad entry: err = %v", err)
+	}
+	if got, err := (Server{TrustedProxies: []string{"::1"}}).TrustedNetworks(); err != nil || fmt.Sprint(got) != "[::1/128]" {
+		t.Errorf("TrustedNetworks: got %v, %v", got, err)
+	}
 }
 
 // TestTrustedProxies reads server.trusted_proxies from the file and from --set, and refuses a bad entry.

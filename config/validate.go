@@ -576,6 +576,16 @@ func ParseNetworks(list []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// TrustedNetworks is server.trusted_proxies parsed, as the gateway and the core take it (at start and on a
+// reload); an error names the key.
+func (s Server) TrustedNetworks() ([]netip.Prefix, error) {
+	nets, err := ParseNetworks(s.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("server.trusted_proxies: %w", err)
+	}
+	return nets, nil
+}
+
 // origins checks cors.allowed_origins: "*" or scheme://host[:port], as browsers send in Origin.
 func (k *checker) origins(list []string) {
 	for _, o := range list {

@@ -14,9 +14,9 @@ import (
 // to set: the Redis client, the limiter, the logger, the access log, the tracer and the health-probe period.
 // Upstreams are upstream.url's cores; `reqgate serve` puts its own core in their place.
 func OptionsFrom(cfg *config.Config) (Options, error) {
-	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	proxies, err := cfg.Server.TrustedNetworks()
 	if err != nil {
-		return Options{}, fmt.Errorf("server.trusted_proxies: %w", err)
+		return Options{}, err
 	}
 	named, err := config.ParseTTLByRoute(cfg.Cache.TTLByRoute, cfg.Cache.TTL)
 	if err != nil {
@@ -86,9 +86,9 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 // LiveFrom maps the settings of the configuration that a serving gateway takes on a reload (Reconfigure),
 // without the limiter, which the caller builds with the counts of the one in force.
 func LiveFrom(cfg *config.Config) (Live, error) {
-	proxies, err := config.ParseNetworks(cfg.Server.TrustedProxies)
+	proxies, err := cfg.Server.TrustedNetworks()
 	if err != nil {
-		return Live{}, fmt.Errorf("server.trusted_proxies: %w", err)
+		return Live{}, err
 	}
 	return Live{
 		TrustedProxies:    proxies,
