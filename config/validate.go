@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/redisns"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // Bounds that keep a policy's arithmetic far from overflow.
@@ -516,7 +517,7 @@ func (k *checker) overrides(os []Override, ps []Policy) {
 		switch {
 		case o.APIKey == "":
 			k.fail(at+".api_key", "required")
-		case !validAPIKey(o.APIKey):
+		case !wire.ValidAPIKey(o.APIKey):
 			k.fail(at+".api_key", "%q: an api_key has only letters, digits, '-' and '_'", o.APIKey)
 		}
 		switch {
@@ -606,18 +607,6 @@ func validToken(s string) bool {
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-func validAPIKey(s string) bool {
-	if len(s) > 128 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/wire"
 	"github.com/reqgate/reqgate/internal/yamlnode"
 	"gopkg.in/yaml.v3"
 )
@@ -88,7 +89,6 @@ var (
 	recordKeys  = []string{"kind", "id", "created_by", "created_time", "fields"}
 	relKeys     = []string{"from", "to", "type"}
 
-	apiKeyPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 	apiPrefixPattern = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
 	idPrefixPattern  = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,9}$`)
 	fieldNamePattern = regexp.MustCompile(`^field_([0-9]{1,9})$`)
@@ -181,7 +181,7 @@ func (r *reader) account(n *yaml.Node) (*rawAccount, error) {
 	if a.apiKey, err = o.required("api_key", 128); err != nil {
 		return nil, err
 	}
-	if !apiKeyPattern.MatchString(a.apiKey) {
+	if !wire.ValidAPIKey(a.apiKey) {
 		return nil, o.pos("api_key").errorf("api_key %q may hold only letters, digits, '-' and '_'", clip(a.apiKey))
 	}
 	if a.name, err = o.text("name", 255, false); err != nil {
