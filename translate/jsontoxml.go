@@ -95,18 +95,7 @@ func (w *xwriter) element(name []byte, parent string, v int32) error {
 	}
 	w.b = append(w.b, '<')
 	w.b = append(w.b, name...)
-	if len(text) == 0 {
-		w.b = append(w.b, "/>"...)
-		return nil
-	}
-	w.b = append(w.b, '>')
-	if err := w.escape(text, false); err != nil {
-		return err
-	}
-	w.b = append(w.b, "</"...)
-	w.b = append(w.b, name...)
-	w.b = append(w.b, '>')
-	return nil
+	return textContent(w, name, text)
 }
 
 func (w *xwriter) failAt(key, msg string) error {
@@ -162,7 +151,7 @@ func (w *xwriter) object(name, parent string, val jvalue) error {
 	}
 	w.ord = w.ord[:base]
 	if children == 0 {
-		return w.textContent(name, text)
+		return textContent(w, name, text)
 	}
 	return w.childElements(name, info, members, base)
 }
@@ -246,8 +235,8 @@ func (w *xwriter) attr(m jmember) error {
 }
 
 // textContent ends the start tag of element name: with its text and end tag, or as an empty-element tag
-// when there is no text.
-func (w *xwriter) textContent(name string, text []byte) error {
+// when there is no text. The name comes as the JSON key's bytes or as an interned string, neither converted.
+func textContent[T string | []byte](w *xwriter, name T, text []byte) error {
 	if len(text) == 0 {
 		w.b = append(w.b, "/>"...)
 		return nil
@@ -256,7 +245,9 @@ func (w *xwriter) textContent(name string, text []byte) error {
 	if err := w.escape(text, false); err != nil {
 		return err
 	}
-	w.endTag(name)
+	w.b = append(w.b, "</"...)
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '>')
 	return nil
 }
 
