@@ -18,11 +18,7 @@ func WantsJSON(accept []byte) bool {
 	var qJSON, qXML, qRange int // q-values in thousandths
 	for len(accept) > 0 {
 		var part []byte
-		if i := bytes.IndexByte(accept, ','); i >= 0 {
-			part, accept = accept[:i], accept[i+1:]
-		} else {
-			part, accept = accept, nil
-		}
+		part, accept, _ = bytes.Cut(accept, []byte{','})
 		mt, q, ok := mediaRange(part)
 		if !ok {
 			continue
@@ -116,11 +112,7 @@ func mediaRange(part []byte) (mt []byte, q int, ok bool) {
 	q = 1000
 	for len(params) > 0 {
 		var p []byte
-		if i := bytes.IndexByte(params, ';'); i >= 0 {
-			p, params = params[:i], params[i+1:]
-		} else {
-			p, params = params, nil
-		}
+		p, params, _ = bytes.Cut(params, []byte{';'})
 		name, value, found := bytes.Cut(bytes.TrimSpace(p), []byte("="))
 		if !found || !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
 			continue
