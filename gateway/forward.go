@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
@@ -94,7 +95,7 @@ func (g *Gateway) forward(x *exchange) {
 	resp := &ctx.Response
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
-	resp.Header.Del(headerAuthProof)
+	resp.Header.Del(wire.AuthProofHeader)
 	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.callerHost())
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(writeOf(&x.rt))

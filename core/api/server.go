@@ -43,7 +43,7 @@ type Options struct {
 	// of a created record. From anyone else those headers are ignored: a caller must not be able to point
 	// Location elsewhere. Empty: never believed.
 	TrustedProxies []netip.Prefix
-	// NoAuthProof leaves out the AuthProofHeader of authenticated answers (core.auth_proof: false): the core
+	// NoAuthProof leaves out the wire.AuthProofHeader of authenticated answers (core.auth_proof: false): the core
 	// then answers as any other implementation of the interface, for a gateway that verifies by probing.
 	NoAuthProof bool
 }
@@ -175,7 +175,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		return "unauthenticated"
 	}
 	if !s.opt.NoAuthProof {
-		w.Header().Set(AuthProofHeader, AuthProof(key, r.Header.Get("Authorization")))
+		w.Header().Set(wire.AuthProofHeader, wire.AuthProof(key, r.Header.Get("Authorization")))
 	}
 	c := &call{
 		Version: version,
