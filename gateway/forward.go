@@ -46,11 +46,13 @@ func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
 	}
 	h.Del("X-Forwarded-For")
 	h.Set("X-Forwarded-For", xff)
-	h.Set("X-Forwarded-Proto", x.scheme())
+	// The origin the caller used, for the core's Location (wire.HeaderForwardedHost): the Host strict let
+	// through, or a trusted proxy's X-Forwarded-Host, both hosts by wire.ValidHost.
+	h.Set(wire.HeaderForwardedProto, x.scheme())
 	if host := x.callerHost(); host != "" {
-		h.Set("X-Forwarded-Host", host)
+		h.Set(wire.HeaderForwardedHost, host)
 	} else {
-		h.Del("X-Forwarded-Host")
+		h.Del(wire.HeaderForwardedHost)
 	}
 	h.Set(headerRequestID, x.reqID)
 }
