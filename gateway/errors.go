@@ -3,7 +3,7 @@ package gateway
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/reqgate/reqgate/internal/xmlesc"
+	"github.com/reqgate/reqgate/internal/wire"
 	"github.com/reqgate/reqgate/translate"
 )
 
@@ -20,29 +20,11 @@ func (g *Gateway) respondError(x *exchange, status int, message string) {
 	ctx.SetBody(translate.ErrorJSON(message))
 }
 
-// errorXML is the error body of docs/api.md (Errors): <error><message>...</message></error>, written byte
-// for byte as the core writes its own (same layout, same escaping by package xmlesc), so that a caller
-// cannot tell which of the two answered.
-func errorXML(message string) []byte {
-	const head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<error>\n"
-	b := make([]byte, 0, len(head)+len(message)+40)
-	b = append(b, head...)
-	if message == "" {
-		b = append(b, "<message />\n"...)
-	} else {
-		b = append(b, "<message>"...)
-		b = xmlesc.Append(b, message, false)
-		b = append(b, "</message>\n"...)
-	}
-	return append(b, "</error>\n"...)
-}
-
-// writeXMLError answers with status and an XML error message, dropping whatever the response held.
+// writeXMLError answers with status and the error document of the interface (wire.AppendErrorXML, the core's
+// own, so that a caller cannot tell which of the two answered), dropping whatever the response held.
 func writeXMLError(ctx *fasthttp.RequestCtx, status int, message string) {
 	ctx.Response.Reset()
 	ctx.SetStatusCode(status)
-	ctx.SetContentType(contentTypeXML)
-	ctx.SetBody(errorXML(message))
+	ctx.SetContentType(wire.ContentTypeXML)
+	ctx.SetBody(wire.ErrorXML(message))
 }
-
-const contentTypeXML = "application/xml; charset=utf-8"

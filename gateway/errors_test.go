@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // The gateway's error body is the core's, byte for byte, for the same message: the core is asked for a
@@ -25,7 +26,7 @@ func TestErrorBodyIsTheCores(t *testing.T) {
 				t.Fatalf("core: status %d, want 404\n%s", res.Status, res.Body)
 			}
 			msg := "The field " + tt.field + " of re does not exist."
-			if got := string(errorXML(msg)); got != res.Body {
+			if got := string(wire.ErrorXML(msg)); got != res.Body {
 				t.Errorf("gateway error body for %q:\n%q\nthe core's:\n%q", msg, got, res.Body)
 			}
 		})

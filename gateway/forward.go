@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // prepare turns the caller's request into the upstream request, in place: hop-by-hop headers go, the
@@ -45,11 +46,13 @@ func (g *Gateway) forwardedHeaders(x *exchange, h *fasthttp.RequestHeader) {
 	}
 	h.Del("X-Forwarded-For")
 	h.Set("X-Forwarded-For", xff)
-	h.Set("X-Forwarded-Proto", x.scheme())
+	// The origin the caller used, for the core's Location (wire.HeaderForwardedHost): the Host strict let
+	// through, or a trusted proxy's X-Forwarded-Host, both hosts by wire.ValidHost.
+	h.Set(wire.HeaderForwardedProto, x.scheme())
 	if host := x.callerHost(); host != "" {
-		h.Set("X-Forwarded-Host", host)
+		h.Set(wire.HeaderForwardedHost, host)
 	} else {
-		h.Del("X-Forwarded-Host")
+		h.Del(wire.HeaderForwardedHost)
 	}
 	h.Set(headerRequestID, x.reqID)
 }
@@ -94,7 +97,7 @@ func (g *Gateway) forward(x *exchange) {
 	resp := &ctx.Response
 	stripHop(&resp.Header)
 	resp.Header.Del("Date")
-	resp.Header.Del(headerAuthProof)
+	resp.Header.Del(wire.AuthProofHeader)
 	rewriteLocation(&resp.Header, g.up.origins, x.scheme()+"://"+x.callerHost())
 	if write && (x.coreStatus < 300 && x.coreStatus >= 200 || x.coreStatus >= 500) {
 		g.invalidate(writeOf(&x.rt))

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -48,7 +49,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 	x.throttled = true
 	ctx := x.ctx
 	ctx.SetStatusCode(limiter.RejectStatus())
-	ctx.SetContentType(contentTypeXML)
+	ctx.SetContentType(wire.ContentTypeXML)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(d.RetryAfter)))
 	ctx.SetBody(throttleXML(d.RetryAfter))
 	g.translateResponse(x)
@@ -103,7 +104,7 @@ func (g *Gateway) writeThrottleStatus(x *exchange, wait time.Duration) {
 	}
 	ctx := x.ctx
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(contentTypeXML)
+	ctx.SetContentType(wire.ContentTypeXML)
 	ctx.SetBody(throttleStatusXML(wait))
 	g.translateResponse(x)
 }

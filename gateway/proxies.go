@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // Trusted proxies: behind a TLS-terminating proxy the gateway sees plain HTTP from the proxy's address, so the
@@ -24,16 +26,15 @@ func fromTrustedProxy(ctx *fasthttp.RequestCtx, proxies []netip.Prefix) bool {
 	return inNetworks(a.Unmap(), proxies)
 }
 
-// forwardedOrigin applies a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host to x: the first value of
-// each (the proxy nearest the caller), when it is well formed; otherwise what the connection says stands.
+// forwardedOrigin applies a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host to x, by the rules the core
+// reads them by (package wire): the first value of each (the proxy nearest the caller), when it is well formed;
+// otherwise what the connection says stands.
 func forwardedOrigin(x *exchange) {
 	h := &x.ctx.Request.Header
-	if p := firstValue(h.Peek("X-Forwarded-Proto")); bytes.EqualFold(p, []byte("https")) {
-		x.proto = "https"
-	} else if bytes.EqualFold(p, []byte("http")) {
-		x.proto = "http"
+	if p := wire.ForwardedProto(h.Peek(wire.HeaderForwardedProto)); p != "" {
+		x.proto = p
 	}
-	if host := firstValue(h.Peek("X-Forwarded-Host")); validHost(host) {
+	if host := wire.ForwardedHost(h.Peek(wire.HeaderForwardedHost)); len(host) > 0 {
 		x.host, x.hostRead = string(host), true
 	}
 }
@@ -95,36 +96,6 @@ func inNetworks(a netip.Addr, networks []netip.Prefix) bool {
 	}
 	return false
 }
-
-// firstValue is the first entry of a comma-separated header value, trimmed.
-func firstValue(v []byte) []byte {
-	if i := bytes.IndexByte(v, ','); i >= 0 {
-		v = v[:i]
-	}
-	return bytes.TrimSpace(v)
-}
-
-// validHost accepts host[:port] as a Location may carry it: letters, digits, '.', '-', '_', ':' and the
-// brackets of an IPv6 literal, at most 255 bytes.
-func validHost(h []byte) bool {
-	if len(h) == 0 || len(h) > 255 {
-		return false
-	}
-	for _, c := range h {
-		if !hostByte[c] {
-			return false
-		}
-	}
-	return true
-}
-
-// hostByte holds the bytes validHost accepts.
-var hostByte = func() (t [256]bool) {
-	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") {
-		t[c] = true
-	}
-	return t
-}()
 
 // scheme is the scheme the caller used: the connection's, or a trusted proxy's X-Forwarded-Proto.
 func (x *exchange) scheme() string {

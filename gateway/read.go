@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // fetched is the outcome of one upstream read, shared by the requests of a single flight.
@@ -191,7 +192,7 @@ func (g *Gateway) fetch(x *exchange, key string) *fetched {
 var skipStored = map[string]bool{
 	"Content-Length": true, "Date": true, "Connection": true, "Keep-Alive": true, "Transfer-Encoding": true,
 	"Trailer": true, "Upgrade": true, "Proxy-Authenticate": true, "Te": true, "Proxy-Connection": true,
-	"X-Request-Id": true, "X-Cache": true, "Age": true, headerAuthProof: true,
+	"X-Request-Id": true, "X-Cache": true, "Age": true, wire.AuthProofHeader: true,
 }
 
 // entryOf copies an upstream response (fasthttp reuses its buffers) and says whether it may be stored (a

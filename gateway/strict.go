@@ -4,6 +4,8 @@ import (
 	"bytes"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // This file holds the HTTP/1.1 rules (RFC 9110, RFC 9112) that the gateway enforces on top of fasthttp's
@@ -64,6 +66,14 @@ func strictStatus(h *fasthttp.RequestHeader) (int, string) {
 	// when the request has a body at all (-2: neither header).
 	if h.ContentLength() != -2 && hasBothFramings(h.RawHeaders()) {
 		return fasthttp.StatusBadRequest, "A request must not carry both Content-Length and Transfer-Encoding."
+	}
+	// The Host the caller used goes to the core as X-Forwarded-Host and comes back in Location. One that is
+	// not a host[:port] by the rule the core reads X-Forwarded-Host by (wire.ValidHost) is refused, as RFC 9112
+	// §3.2 asks of a Host with an invalid value, rather than forwarded for the core to ignore and the gateway
+	// to write into a Location all the same ("Host: user@evil.test" would send the caller to evil.test).
+	// fasthttp itself refuses an HTTP/1.1 request without a Host, or with two; HTTP/1.0 may have none.
+	if host := h.Host(); len(host) > 0 && !wire.ValidHost(host) {
+		return fasthttp.StatusBadRequest, "The Host header is not a host name or address with an optional port."
 	}
 	return 0, ""
 }

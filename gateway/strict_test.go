@@ -149,6 +149,13 @@ func TestHTTP11Strictness(t *testing.T) {
 		{"CONNECT", "CONNECT /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "\r\n", []int{501}, true, 0, "No path"},
 		{"PATCH", "PATCH /api2/demo/re/1 HTTP/1.1\r\nHost: gw\r\n" + rawAuth + "Content-Length: 0\r\n\r\n", []int{405}, false, 1, "allows GET, PUT, DELETE"},
 
+		// Host is host[:port] (RFC 9112 §3.2, RFC 3986 §3.2.2) by the rule the core reads X-Forwarded-Host by
+		// (package wire): the caller's Host is forwarded as that header and comes back in a Location.
+		{"Host naming a user", "GET /api2/demo/re/1 HTTP/1.1\r\nHost: demo@evil.test\r\n" + rawAuth + "\r\n", []int{400}, true, 0, "Host header"},
+		{"Host with sub-delims", "GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw;x=y\r\n" + rawAuth + "\r\n", []int{400}, true, 0, "Host header"},
+		{"Host with an impossible port", "GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw:99999\r\n" + rawAuth + "\r\n", []int{400}, true, 0, "Host header"},
+		{"Host as an IPv6 literal", "GET /api2/demo/re/1 HTTP/1.1\r\nHost: [::1]:8080\r\n" + rawAuth + "\r\n", []int{200}, false, 0, ""},
+
 		// A header block over the read buffer.
 		{"header too large", get1 + "X-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", []int{431}, true, 0, "too large"},
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/internal/wire"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -169,7 +170,7 @@ func (g *Gateway) answerUpstreamThrottled(x *exchange, err error) bool {
 	}
 	ctx := x.ctx
 	ctx.SetStatusCode(t.status)
-	ctx.SetContentType(contentTypeXML)
+	ctx.SetContentType(wire.ContentTypeXML)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(t.left)))
 	ctx.SetBody(throttleXML(t.left))
 	g.translateResponse(x)

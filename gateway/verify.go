@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/cache"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // verdict is what the core said of a credential, shared by the requests of one verification flight.
@@ -203,5 +204,6 @@ func (g *Gateway) credentialRequest(req *fasthttp.Request, uri string, auth []by
 
 // proves reports whether the core's answer carries its proof that it authenticated auth for apiKey.
 func proves(resp *fasthttp.Response, apiKey string, auth []byte) bool {
-	return bytes.Equal(resp.Header.Peek(headerAuthProof), authProof(apiKey, auth))
+	var want [wire.AuthProofLen]byte
+	return bytes.Equal(resp.Header.Peek(wire.AuthProofHeader), wire.AppendAuthProof(want[:0], apiKey, auth))
 }

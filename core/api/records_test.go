@@ -463,6 +463,19 @@ func TestLocation(t *testing.T) {
 		{"forwarded list", "/api", trusting, map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "a.example, b"},
 			"https://a.example/api/acme/re/"},
 		{"bad forwarded host", "/api", trusting, map[string]string{"X-Forwarded-Host": "evil/x"}, trusting.URL + "/api/acme/re/"},
+		// The rule of package wire, which the gateway reads its proxies' X-Forwarded-Host by and checks the
+		// caller's Host against: a host the gateway would refuse is no host here either.
+		{"forwarded IPv6 literal", "/api2", trusting, map[string]string{"X-Forwarded-Host": "[2001:db8::1]:8443"},
+			"http://[2001:db8::1]:8443/api2/acme/re/"},
+		{"scheme in upper case", "/api2", trusting, map[string]string{"X-Forwarded-Proto": "HTTPS", "X-Forwarded-Host": "gw.example"},
+			"https://gw.example/api2/acme/re/"},
+		{"forwarded host with sub-delims", "/api", trusting, map[string]string{"X-Forwarded-Host": "gw.example;x=<y>"},
+			trusting.URL + "/api/acme/re/"},
+		{"forwarded host with a quote", "/api", trusting, map[string]string{"X-Forwarded-Host": `gw.example"`}, trusting.URL + "/api/acme/re/"},
+		{"forwarded host with an impossible port", "/api", trusting, map[string]string{"X-Forwarded-Host": "gw.example:99999"},
+			trusting.URL + "/api/acme/re/"},
+		{"forwarded IPv6 address without brackets", "/api", trusting, map[string]string{"X-Forwarded-Host": "2001:db8::1"},
+			trusting.URL + "/api/acme/re/"},
 		{"forwarded by an untrusted peer", "/api2", untrusting, forwarded, untrusting.URL + "/api2/acme/re/"},
 		{"forwarded from outside the trusted network", "/api2", elsewhere, forwarded, elsewhere.URL + "/api2/acme/re/"},
 	}

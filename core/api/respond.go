@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/reqgate/reqgate/core"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // httpError is an error with its own status and a message fit for the caller.
@@ -90,22 +91,13 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="reqgate"`)
 	}
-	writeXML(w, status, errorBody(msg))
-}
-
-// errorBody is <error><message>msg</message></error>.
-func errorBody(msg string) []byte {
-	x := newXML()
-	x.open("error")
-	x.elem("message", msg)
-	x.close("error")
-	return x.bytes()
+	writeXML(w, status, wire.ErrorXML(msg))
 }
 
 // writeXML writes an XML response body with its status.
 func writeXML(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/xml; charset=utf-8")
+	h.Set("Content-Type", wire.ContentTypeXML)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body) //nolint:errcheck // the caller is gone; nothing to do

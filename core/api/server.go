@@ -44,7 +44,7 @@ type Options struct {
 	// of a created record. From anyone else those headers are ignored: a caller must not be able to point
 	// Location elsewhere. Empty: never believed.
 	TrustedProxies []netip.Prefix
-	// NoAuthProof leaves out the AuthProofHeader of authenticated answers (core.auth_proof: false): the core
+	// NoAuthProof leaves out the wire.AuthProofHeader of authenticated answers (core.auth_proof: false): the core
 	// then answers as any other implementation of the interface, for a gateway that verifies by probing.
 	NoAuthProof bool
 }
@@ -176,7 +176,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		return "unauthenticated"
 	}
 	if !s.opt.NoAuthProof {
-		w.Header().Set(AuthProofHeader, AuthProof(key, r.Header.Get("Authorization")))
+		w.Header().Set(wire.AuthProofHeader, wire.AuthProof(key, r.Header.Get("Authorization")))
 	}
 	c := &call{
 		Version: version,
@@ -312,7 +312,8 @@ func splitAPIPath(path string) (version int, verText, key string, parts []string
 }
 
 // baseURL is scheme://host as the caller used it: the request's own, or behind a trusted proxy (the gateway)
-// the public address its X-Forwarded-Proto and X-Forwarded-Host name.
+// the public address its X-Forwarded-Proto and X-Forwarded-Host name, read by the rules the gateway reads its
+// own proxies' by (package wire).
 func (s *Server) baseURL(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -322,10 +323,10 @@ func (s *Server) baseURL(r *http.Request) string {
 	if !s.fromTrustedProxy(r) {
 		return scheme + "://" + host
 	}
-	if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+	if p := wire.ForwardedProto(r.Header.Get(wire.HeaderForwardedProto)); p != "" {
 		scheme = p
 	}
-	if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && validHost(h) {
+	if h := wire.ForwardedHost(r.Header.Get(wire.HeaderForwardedHost)); h != "" {
 		host = h
 	}
 	return scheme + "://" + host
@@ -347,27 +348,6 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// firstValue is the first element of a comma-separated header value, trimmed.
-func firstValue(v string) string {
-	v, _, _ = strings.Cut(v, ",")
-	return strings.TrimSpace(v)
-}
-
-// validHost keeps header values that could not be a host (spaces, control characters, paths) out of the
-// Location header.
-func validHost(h string) bool {
-	if len(h) > 255 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		b := h[i]
-		if b <= ' ' || b >= 0x7f || b == '/' || b == '\\' || b == '?' || b == '#' || b == '@' {
-			return false
-		}
-	}
-	return true
 }
 
 // parseID reads a positive integer id from a path segment, written as ids are written: decimal digits without

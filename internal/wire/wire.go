@@ -1,5 +1,7 @@
-// Package wire holds the few rules of the interface that the core and the gateway must apply alike, so that
-// neither side's copy can drift from the other's: the form of an api_key and of a strong entity tag.
+// Package wire holds the rules of the interface that the core and the gateway must apply alike, so that
+// neither side's copy can drift from the other's: the form of an api_key and of a strong entity tag, the proof
+// of authentication the core gives a gateway (proof.go), the host and forwarded-origin headers (host.go), and
+// the error document (errors.go).
 package wire
 
 // ValidAPIKey reports whether key has the form of an api_key (letters, digits, '-' and '_', 1 to 128 bytes).
