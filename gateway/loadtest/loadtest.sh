@@ -259,6 +259,29 @@ if [ "$LAYOUT" = pinned ]; then
 fi
 echo "  CPU stolen by the host during the ceiling, nginx, varnish and hit runs: at most $(printf '%s\n' "${STEALS[@]}" | sort -g | tail -1)% (above a few percent, rerun)"
 
+# Where the CPU goes, counted rather than timed (counts hold when the machine is busy, times do not): one more
+# wrk run per server under `perf stat` with the kernel's tracepoints, per request: system calls, context switches
+# (the server's threads leaving a CPU), wake-ups of its threads, futex calls (Go's scheduler waking or parking a
+# thread), nanosleeps (Go's sysmon thread, which sleeps 20 us at a time while it finds Ps to retake from system
+# calls) and epoll waits. EVENTS=0 skips it; it needs perf (Debian's linux-perf) and tracepoints (root).
+if [ "${EVENTS:-1}" = 1 ] && command -v perf >/dev/null && perf stat -e sched:sched_switch true >/dev/null 2>&1; then
+  echo "$LAYOUT, events per request (perf stat, one run of $DUR each; syscalls, context switches, wake-ups, futex, nanosleep, epoll waits):"
+  for target in "ceiling http://$CEIL$PATH_ $CEIL_PID" "nginx http://$NGX$PATH_ $(nginx_pids)" "varnish http://$VRN$PATH_ $(varnish_pids)" "hit http://$GW$PATH_ $GW_PID"; do
+    read -r name url pids <<<"$target"
+    # shellcheck disable=SC2086 # one pid a word
+    perf stat -x, -o "$TMP/events.csv" -e raw_syscalls:sys_enter,sched:sched_switch,sched:sched_wakeup,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait \
+      -p "$(tr ' ' ',' <<<"${pids% }")" >/dev/null 2>&1 & STAT_PID=$!
+    sleep 0.2
+    run "$name" 64 "$url" "$pids" >"$TMP/events.run"
+    kill -INT "$STAT_PID"; wait "$STAT_PID" 2>/dev/null || true
+    awk -F, -v n="$(awk -v r="$RPS" -v d="${DUR%s}" 'BEGIN { print r * d }')" -v name="$name" -v rps="$RPS" -v us="$US" '
+      /^[0-9]/ { split($3, e, ":"); c[e[2]] += $1 }
+      END { printf "  %-8s %10s req/s %6s us | syscalls %.2f, switches %.3f, wake-ups %.3f, futex %.3f, nanosleep %.3f, epoll waits %.3f\n",
+              name, rps, us, c["sys_enter"] / n, c["sched_switch"] / n, c["sched_wakeup"] / n, c["sys_enter_futex"] / n,
+              c["sys_enter_nanosleep"] / n, (c["sys_enter_epoll_wait"] + c["sys_enter_epoll_pwait"]) / n }' "$TMP/events.csv"
+  done
+fi
+
 if [ "$LAYOUT" = pinned ]; then
   echo "one connection (latency; the miss is a fetch from the core, copied and stored):"
   run core 1 "http://$CORE$PATH_" "$CORE_PID"
