@@ -65,12 +65,13 @@ if [ "$LAYOUT" = both ]; then
   go build -o "$BIN/ceiling" ./gateway/loadtest/ceiling
   go build -o "$BIN/openloop" ./gateway/loadtest/openloop
   start=$(date +%s)
+  status=0
   for l in pinned unpinned; do
     echo "== layout $l"
-    LAYOUT=$l BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR"
+    LAYOUT=$l BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" || { status=$?; echo "layout $l failed (exit $status)"; }
   done
   echo "both layouts in $(( $(date +%s) - start )) s"
-  exit 0
+  exit "$status"
 fi
 SRV=() LOAD=()
 NCPU=$(nproc)
