@@ -28,7 +28,7 @@
 # Usage: gateway/loadtest/loadtest.sh [duration]   (default 8s; or DUR=...). Needs wrk, nginx, varnish and
 # redis-server, which it installs with apt-get when run as root.
 # LAYOUT=pinned|unpinned|both (default both; PIN=1 alone means pinned). PAIRS=N rounds (default 5), OLPAIRS=N
-# open-loop rounds (default 2). With the defaults both layouts take about 12 minutes.
+# open-loop rounds (default 2), EVENTS=0 skips the counts. With the defaults both layouts take about 14 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${1:-${DUR:-8s}}
