@@ -68,9 +68,13 @@ if [ "$LAYOUT" = both ]; then
   status=0
   for l in pinned unpinned; do
     echo "== layout $l"
-    LAYOUT=$l BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" || { status=$?; echo "layout $l failed (exit $status)"; }
+    LAYOUT=$l BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" | tee "$BIN/$l.out" || { status=$?; echo "layout $l failed (exit $status)"; }
   done
-  echo "both layouts in $(( $(date +%s) - start )) s"
+  # The two layouts' findings together, as the medians and open-loop lines printed above.
+  echo "== both layouts in $(( $(date +%s) - start )) s, load now $(cut -d' ' -f1-3 /proc/loadavg):"
+  for l in pinned unpinned; do
+    sed -n -e '/, median of /,/CPU stolen/p' -e '/ p99, us (median; rounds)/p' "$BIN/$l.out"
+  done
   exit "$status"
 fi
 SRV=() LOAD=()
