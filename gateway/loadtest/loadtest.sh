@@ -219,7 +219,7 @@ run() { # name conns url "pids serving" [wrk args]; sets RPS, US (server CPU mic
   printf '  %-8s c=%-3s %10s req/s  p99 %-9s %6s us server CPU per request  (steal %s%%, load %s)\n' "$name" "$conns" "$RPS" "$P99" "$US" "$STEAL" "$(load)"
 }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / b }'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 span() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
