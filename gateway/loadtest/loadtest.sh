@@ -68,7 +68,7 @@ if [ "$LAYOUT" = both ]; then
   status=0
   for l in pinned unpinned; do
     echo "== layout $l"
-    LAYOUT=$l BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" | tee "$BIN/$l.out" || { status=$?; echo "layout $l failed (exit $status)"; }
+    LAYOUT=$l LOADTEST_BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" | tee "$BIN/$l.out" || { status=$?; echo "layout $l failed (exit $status)"; }
   done
   # The two layouts' findings together, as the medians and open-loop lines printed above.
   echo "== both layouts in $(( $(date +%s) - start )) s, load now $(cut -d' ' -f1-3 /proc/loadavg):"
@@ -99,8 +99,8 @@ GWR=127.0.0.1:$(free_port); NGX=127.0.0.1:$(free_port); VRN=127.0.0.1:$(free_por
 PATH_=/api2/demo/re/1
 AUTH="Authorization: Basic $(printf demo:demo | base64)"
 
-if [ -n "${BIN:-}" ]; then
-  cp "$BIN/reqgate" "$BIN/ceiling" "$BIN/openloop" "$TMP/"
+if [ -n "${LOADTEST_BIN:-}" ]; then
+  cp "$LOADTEST_BIN/reqgate" "$LOADTEST_BIN/ceiling" "$LOADTEST_BIN/openloop" "$TMP/"
 else
   go build -o "$TMP/reqgate" ./cmd/reqgate
   go build -o "$TMP/ceiling" ./gateway/loadtest/ceiling
