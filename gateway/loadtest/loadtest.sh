@@ -68,7 +68,8 @@ if [ "$LAYOUT" = both ]; then
   status=0
   for l in pinned unpinned; do
     echo "== layout $l"
-    LAYOUT=$l LOADTEST_BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" | tee "$BIN/$l.out" || { status=$?; echo "layout $l failed (exit $status)"; }
+    LAYOUT=$l LOADTEST_BIN=$BIN PAIRS=$PAIRS OLPAIRS=$OLPAIRS "$0" "$DUR" | tee "$BIN/$l.out" ||
+      { status=$?; echo "layout $l failed (exit $status)"; }
   done
   # The two layouts' findings together, as the medians and open-loop lines printed above.
   echo "== both layouts in $(( $(date +%s) - start )) s, load now $(cut -d' ' -f1-3 /proc/loadavg):"
