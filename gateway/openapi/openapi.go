@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // Title and version of the document's info object.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
