@@ -44,8 +44,9 @@ type Spec struct {
 	// GatewayOnly: the gateway answers the route itself; the core does not know the path.
 	GatewayOnly bool
 
-	allow string   // Methods joined as an Allow header writes them
-	segs  []string // Template's segments, "" for a parameter
+	allow  string   // Methods joined as an Allow header writes them
+	segs   []string // Template's segments, "" for a parameter
+	params []string // the name of each parameter of the template at its place, "" for a literal segment
 }
 
 // table is the route table of the interface: the one list of its routes, from which the gateway classifies and
@@ -208,10 +209,23 @@ func (s *Spec) compile() error {
 			return fmt.Errorf("%q: malformed parameter %q", s.Template, seg)
 		case param:
 			s.segs = append(s.segs, "")
+			s.params = append(s.params, name[:len(name)-1])
 		default:
 			s.segs = append(s.segs, seg)
+			s.params = append(s.params, "")
 		}
 	}
 	s.allow = strings.Join(s.Methods, ", ")
 	return nil
+}
+
+// Param is the segment of segs, a path of the route, at the route's parameter "{name}"; ok is false when the
+// template has no such parameter.
+func (s *Spec) Param(name string, segs []string) (seg string, ok bool) {
+	for i, n := range s.params {
+		if n == name && i < len(segs) {
+			return segs[i], true
+		}
+	}
+	return "", false
 }

@@ -106,3 +106,15 @@ func TestCompileRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestParam: a parameter is read at its place in the template, and a name the template lacks is no parameter.
+func TestParam(t *testing.T) {
+	h, _ := History.Spec()
+	segs := []string{"re", "12", "fieldhistory", "101"}
+	for name, want := range map[string]string{"segment": "re", "id": "12", "field_id": "101", "view_id": "", "fieldhistory": ""} {
+		got, ok := h.Param(name, segs)
+		if got != want || ok != (want != "") {
+			t.Errorf("Param(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
