@@ -4,10 +4,10 @@
 // came from (flag, environment variable, or file:line).
 //
 // The package imports nothing of the project but packages under internal/ (the YAML walker, which core/accounts
-// shares, and the Redis namespace rule): it returns plain, resolved types (Config, Policy, Override) that the
-// packages it configures map to their options (gateway.OptionsFrom, ratelimit.OptionsFrom, api.OptionsFrom), so
-// they may import it and it none of them. Default is the only place a default value is written; the packages take
-// complete values and refuse impossible ones.
+// shares, the Redis namespace rule, the route table's classes): it returns plain, resolved types (Config, Policy,
+// Override) that the packages it configures map to their options (gateway.OptionsFrom, ratelimit.OptionsFrom,
+// api.OptionsFrom), so they may import it and it none of them. Default is the only place a default value is
+// written; the packages take complete values and refuse impossible ones.
 //
 // Every scalar key of the file can also be given as an environment variable named REQGATE_ followed by its path
 // in upper case with dots as underscores (cache.ttl is REQGATE_CACHE_TTL), or as a flag with --set path=value.

@@ -2,34 +2,30 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
-// CachedRouteClasses are the names of the gateway's route classes whose reads it caches, the names
-// cache.ttl_by_route may use. The gateway's route package names its classes; its tests hold the two lists equal
-// (config sits below the gateway and the core, so it does not import them).
-var CachedRouteClasses = []string{"object", "users", "user", "record", "fields", "views", "view", "view_search",
-	"search", "related", "history"}
-
-// ParseTTLByRoute reads cache.ttl_by_route: "class=duration" items, each class one of CachedRouteClasses,
-// named once, with a duration > 0 and no longer than ttl (cache.ttl, the longest any entry is kept).
-func ParseTTLByRoute(items []string, ttl time.Duration) (map[string]time.Duration, error) {
+// ParseTTLByRoute reads cache.ttl_by_route: "class=duration" items, each class one of route.CachedClasses (the
+// cacheable routes of the route table), named once, with a duration > 0 and no longer than ttl (cache.ttl, the
+// longest any entry is kept).
+func ParseTTLByRoute(items []string, ttl time.Duration) (map[route.Class]time.Duration, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]time.Duration, len(items))
+	out := make(map[route.Class]time.Duration, len(items))
 	for _, it := range items {
 		name, value, ok := strings.Cut(it, "=")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !ok {
 			return nil, fmt.Errorf("%q: want class=duration, e.g. record=10s", it)
 		}
-		class := name
-		if !slices.Contains(CachedRouteClasses, class) {
+		class, ok := route.CachedClass(name)
+		if !ok {
 			return nil, fmt.Errorf("%q: unknown route class %q (one of %s)", it, name,
-				strings.Join(CachedRouteClasses, ", "))
+				strings.Join(route.CachedClasses(), ", "))
 		}
 		if _, dup := out[class]; dup {
 			return nil, fmt.Errorf("%q: route class %s named twice", it, name)

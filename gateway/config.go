@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/reqgate/reqgate/config"
-	"github.com/reqgate/reqgate/gateway/route"
 )
 
 // OptionsFrom maps the resolved configuration to the gateway's options: every configuration key the gateway
@@ -18,20 +16,9 @@ func OptionsFrom(cfg *config.Config) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	named, err := config.ParseTTLByRoute(cfg.Cache.TTLByRoute, cfg.Cache.TTL)
+	ttlByRoute, err := config.ParseTTLByRoute(cfg.Cache.TTLByRoute, cfg.Cache.TTL)
 	if err != nil {
 		return Options{}, fmt.Errorf("cache.ttl_by_route: %w", err)
-	}
-	var ttlByRoute map[route.Class]time.Duration
-	for name, d := range named {
-		class, ok := route.CachedClass(name)
-		if !ok { // config.CachedRouteClasses and the route package disagree: route's tests catch it
-			return Options{}, fmt.Errorf("cache.ttl_by_route: no cached route class %q", name)
-		}
-		if ttlByRoute == nil {
-			ttlByRoute = make(map[route.Class]time.Duration, len(named))
-		}
-		ttlByRoute[class] = d
 	}
 	return Options{
 		Upstreams:         cfg.Upstream.URLs(),

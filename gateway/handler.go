@@ -15,8 +15,8 @@ import (
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/accesslog"
-	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/gateway/tenants"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // exchange is the state of one request as it passes the stages, with buffers of its own. Exchanges are

@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/reqgate/reqgate/gateway/route"
 	"github.com/reqgate/reqgate/internal/wire"
+	"github.com/reqgate/reqgate/internal/wire/route"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -78,8 +78,11 @@ func (g *Gateway) admitUnverified(x *exchange) bool {
 	return true
 }
 
+// throttleRoute is rate_throttle_status in the route table, which the gateway answers itself.
+var throttleRoute, _ = route.Throttle.Spec()
+
 // throttleStatusRequest reports whether x is addressed to rate_throttle_status, which the gateway answers itself
-// (GET and HEAD; other methods 405) and never charges.
+// (the table's methods, GET, and HEAD; others 405) and never charges.
 func (g *Gateway) throttleStatusRequest(x *exchange) bool {
 	return x.rt.Class == route.Throttle
 }

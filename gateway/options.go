@@ -3,7 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 	"log/slog"
 	"net/netip"
 	"time"

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/translate"
 )
@@ -52,7 +52,7 @@ func (g *Gateway) identify(x *exchange) bool {
 	return true
 }
 
-// route normalises the target once (gateway/route; the same form is routed, keyed and forwarded). A target
+// route normalises the target once (route.Parse; the same form is routed, keyed and forwarded). A target
 // that does not parse is refused by refuse, after CORS.
 func (g *Gateway) route(x *exchange) bool {
 	if x.rt, x.badTarget = g.routes.parse(x.ctx.RequestURI()); x.badTarget != nil {
@@ -201,7 +201,7 @@ func (g *Gateway) body(x *exchange) bool {
 func (g *Gateway) respond(x *exchange) bool {
 	switch {
 	case g.throttleStatusRequest(x) && !readMethod(x.ctx):
-		g.methodNotAllowed(x, "GET")
+		g.methodNotAllowed(x, throttleRoute.Allow())
 	case g.throttleStatusRequest(x):
 		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
 	case readMethod(x.ctx) && x.rt.Cacheable() && g.cache != nil:

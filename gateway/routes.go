@@ -3,7 +3,7 @@ package gateway
 import (
 	"sync"
 
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // maxRoutes bounds the parsed-target memo; when full it starts over.

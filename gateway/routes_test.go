@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // TestRoutesMemo checks that a remembered parse is the parse, for targets seen again, that malformed targets

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // TestTTLByRoute checks cache.ttl_by_route against a write made straight to the upstream, which the gateway

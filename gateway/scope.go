@@ -2,20 +2,20 @@ package gateway
 
 import (
 	"github.com/reqgate/reqgate/cache"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // What a write can change, and so what it invalidates (docs/design.md, "What a write invalidates", gives the
 // argument): readScope says which writes make a cached read old, writeOf what a write may have changed. Both
-// read the kind and the id from the same normalised route, and the id in the core's canonical form, so a
-// read and a write of one record always name the same scope.
+// read the kind and the id from the same normalised route, and an id only as the core reads it (route.ParseID:
+// one form per record), so a read and a write of one record always name the same scope.
 
 // readScope is the scope of a cacheable read of rt.
 func readScope(rt *route.Route) cache.Scope {
 	switch rt.Class {
 	case route.Record, route.History:
-		if id, ok := route.RecordID(rt.Segments[1]); ok {
-			return cache.Scope{Reads: cache.ReadsRecord, Kind: rt.Segments[0], ID: id}
+		if _, ok := route.ParseID(rt.Segments[1]); ok {
+			return cache.Scope{Reads: cache.ReadsRecord, Kind: rt.Segments[0], ID: rt.Segments[1]}
 		}
 		// The core answers 404 to an id it cannot read, and a 404 is never stored; should one be, any record
 		// write of the account makes it old.
@@ -37,8 +37,8 @@ func readScope(rt *route.Route) cache.Scope {
 func writeOf(rt *route.Route) cache.Write {
 	switch rt.Class {
 	case route.Record:
-		if id, ok := route.RecordID(rt.Segments[1]); ok {
-			return cache.Write{Account: rt.APIKey, Kind: rt.Segments[0], ID: id}
+		if _, ok := route.ParseID(rt.Segments[1]); ok {
+			return cache.Write{Account: rt.APIKey, Kind: rt.Segments[0], ID: rt.Segments[1]}
 		}
 	case route.Collection:
 		return cache.Write{Account: rt.APIKey, Kind: rt.Segments[0]}

@@ -146,8 +146,8 @@ var families = map[string]family{
 	"reqgate_ratelimit_reject_cache_hits_total": {"counter", "Requests rejected from the replica's memory of a recent rejection in Redis, without a round trip."},
 	"reqgate_ratelimit_credit_hits_total":       {"counter", "Requests admitted on a slot reserved in Redis ahead (a credit), without a round trip."},
 
-	"reqgate_core_requests_total":                 {"counter", "Requests answered by the core, by route template and status code."},
-	"reqgate_core_request_seconds":                {"histogram", "Time to answer in the core, by route template."},
+	"reqgate_core_requests_total":                 {"counter", "Requests answered by the core, by route class, method and status code."},
+	"reqgate_core_request_seconds":                {"histogram", "Time to answer in the core, by route class and method."},
 	"reqgate_core_store_seconds":                  {"histogram", "Time of one store call (SQLite or PostgreSQL), by operation."},
 	"reqgate_core_store_tx_retries_total":         {"counter", "PostgreSQL transactions retried after a serialization failure or deadlock."},
 	"reqgate_core_purge_publish_errors_total":     {"counter", "Account purges the core could not publish to the gateways over Redis."},

@@ -309,7 +309,8 @@ func TestCredentialRecheckWithoutBcrypt(t *testing.T) {
 	step("deactivated", req{Path: "/api/acme/user", User: "alice", Pass: "new-secret"}, http.StatusUnauthorized, 4)
 }
 
-// Unknown URIs, versions and ids give 404 (after authentication); wrong methods 405 with Allow.
+// Unknown URIs, versions and ids give 404 (after authentication); wrong methods 405 with Allow, the methods of
+// the route table.
 func TestRouting(t *testing.T) {
 	e := start(t, fixedClock())
 	e.create("/api", "re", body("requirement", "field_101", "x"))
@@ -344,6 +345,22 @@ func TestRouting(t *testing.T) {
 		{"post user", "POST", "/api/acme/user", false, 405, "GET"},
 		{"user deep", "GET", "/api/acme/user/5/x", false, 404, ""},
 		{"user by word", "GET", "/api/acme/user/alice", false, 404, ""},
+		// One order for every route of the table: a path that names nothing in the version is 404 (no route, an
+		// unknown kind, an {id} that is no record id), then a method the route does not serve is 405, then
+		// what the route's handler does not find is 404.
+		{"other method, unknown kind", "PATCH", "/api/acme/zz/1", false, 404, ""},
+		{"other method, unreadable id", "POST", "/api/acme/re/abc", false, 404, ""},
+		{"other method, unknown kind's fields", "PUT", "/api2/acme/zz/field", false, 404, ""},
+		{"other method, unknown kind's views", "POST", "/api2/acme/zz/view", false, 404, ""},
+		{"other method, unreadable id's related", "POST", "/api2/acme/re/abc/related", false, 404, ""},
+		{"other method, missing record", "PATCH", "/api/acme/re/999", false, 405, "GET, PUT, DELETE"},
+		{"other method, view", "PUT", "/api2/acme/re/view/999", false, 405, "GET"},
+		{"other method, user", "POST", "/api/acme/user/alice", false, 405, "GET"},
+		{"other method, no route", "POST", "/api/acme/user/5/x", false, 404, ""},
+		{"other method, v2 only in v1", "POST", "/api/acme/re/1/related", false, 404, ""},
+		{"object list in v1", "GET", "/api/acme/object", false, 404, ""},
+		{"the gateway's route", "GET", "/api2/acme/rate_throttle_status", false, 404, ""},
+		{"the gateway's route, other method", "POST", "/api2/acme/rate_throttle_status", false, 404, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

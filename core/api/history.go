@@ -13,8 +13,8 @@ import (
 
 // getHistory serves GET /<segment>/{id}/fieldhistory/{field_id}. 404 for a missing or deleted record and
 // for a field id that is not a field of the kind.
-func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, seg, idText, fieldText string) {
-	body, err := s.history(r.Context(), c, seg, idText, fieldText)
+func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64, fieldText string) {
+	body, err := s.history(r.Context(), c, obj, id, fieldText)
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -23,15 +23,7 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request, c *call, seg
 }
 
 // history is the body of getHistory.
-func (s *Server) history(ctx context.Context, c *call, seg, idText, fieldText string) ([]byte, error) {
-	obj, err := s.object(ctx, c, seg)
-	if err != nil {
-		return nil, err
-	}
-	id, ok := parseID(idText)
-	if !ok {
-		return nil, recordNotFound(obj, idText)
-	}
+func (s *Server) history(ctx context.Context, c *call, obj core.Object, id int64, fieldText string) ([]byte, error) {
 	fieldID, ok := parseID(fieldText)
 	if !ok {
 		return nil, fieldNotFound(obj, fieldText)
@@ -47,7 +39,7 @@ func (s *Server) history(ctx context.Context, c *call, seg, idText, fieldText st
 	f := fields[i]
 	rec, err := s.st.Record(ctx, c.Account.ID, obj.APIPrefix, id)
 	if errors.Is(err, core.ErrNotFound) || err == nil && rec.DeletedTime != 0 {
-		return nil, recordNotFound(obj, idText)
+		return nil, recordNotFound(obj, strconv.FormatInt(id, 10))
 	}
 	if err != nil {
 		return nil, err

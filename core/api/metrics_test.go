@@ -12,19 +12,24 @@ import (
 	"github.com/reqgate/reqgate/core/api"
 )
 
-// Requests are counted by route class and status, and timed in a Prometheus histogram.
+// Requests are counted by route class (the route table's, the gateway's label of the same request), method and
+// status, and timed in a Prometheus histogram; a request that fails authentication keeps its route's class.
 func TestMetrics(t *testing.T) {
 	e := start(t, fixedClock())
 	e.must(req{Path: "/api/acme/re/424242"}, http.StatusNotFound)
 	e.must(req{Path: "/api/acme/user/5"}, http.StatusOK)
 	e.must(req{Path: "/api/acme/user", NoAuth: true}, http.StatusUnauthorized)
+	e.must(req{Method: "PATCH", Path: "/api/acme/re/424242"}, http.StatusMethodNotAllowed)
+	e.must(req{Path: "/api/acme/re/1/x/y"}, http.StatusNotFound)
 	var b bytes.Buffer
 	metrics.WritePrometheus(&b, false)
 	for _, want := range []string{
-		`reqgate_core_requests_total{route="GET /{kind}/{id}",code="404"}`,
-		`reqgate_core_requests_total{route="GET /user/{id}",code="200"}`,
-		`reqgate_core_requests_total{route="GET unauthenticated",code="401"}`,
-		`reqgate_core_request_seconds_bucket{route="GET /{kind}/{id}",le="`,
+		`reqgate_core_requests_total{route="record",method="GET",code="404"}`,
+		`reqgate_core_requests_total{route="user",method="GET",code="200"}`,
+		`reqgate_core_requests_total{route="users",method="GET",code="401"}`,
+		`reqgate_core_requests_total{route="record",method="OTHER",code="405"}`,
+		`reqgate_core_requests_total{route="unknown",method="GET",code="404"}`,
+		`reqgate_core_request_seconds_bucket{route="record",method="GET",le="`,
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %s", want)

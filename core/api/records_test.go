@@ -639,7 +639,7 @@ func TestCustomRecordTakesNoVersionComment(t *testing.T) {
 func TestObjectPathIsNoKind(t *testing.T) {
 	e := start(t, api.Options{})
 	for path, want := range map[string]string{
-		"/api/" + keyAcme + "/object":     "the object list needs version 2 (/api2/)",
+		"/api/" + keyAcme + "/object":     "this path needs version 2 (/api2/)",
 		"/api2/" + keyAcme + "/object/1":  "The requested resource does not exist.",
 		"/api2/" + keyAcme + "/object/re": "The requested resource does not exist.",
 		"/api2/" + keyAcme + "/nope":      "The object nope does not exist.",

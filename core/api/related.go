@@ -9,21 +9,11 @@ import (
 )
 
 // getRelated serves GET /<segment>/{id}/related. 404 for a missing or deleted record.
-func (s *Server) getRelated(w http.ResponseWriter, r *http.Request, c *call, seg, idText string) {
+func (s *Server) getRelated(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, id int64) {
 	ctx := r.Context()
-	obj, err := s.object(ctx, c, seg)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	id, ok := parseID(idText)
-	if !ok {
-		s.writeError(w, recordNotFound(obj, idText))
-		return
-	}
 	rels, err := s.st.Related(ctx, c.Account.ID, obj.APIPrefix, id)
 	if errors.Is(err, core.ErrNotFound) {
-		err = recordNotFound(obj, idText)
+		err = recordNotFound(obj, strconv.FormatInt(id, 10))
 	}
 	if err != nil {
 		s.writeError(w, err)

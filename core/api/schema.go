@@ -156,11 +156,7 @@ func (s *Server) object(ctx context.Context, c *call, segment string) (core.Obje
 		}
 	}
 	if segment == "object" {
-		// The path of the object list, which is no kind of record: under version 1, or with more after it.
-		if c.Version < 2 && len(c.Parts) == 1 {
-			return core.Object{}, &httpError{http.StatusNotFound,
-				"The requested resource does not exist in version 1; the object list needs version 2 (/api2/)."}
-		}
+		// The segment of the object list, which is no kind of record (object/1 is no record).
 		return core.Object{}, errNoRoute
 	}
 	return core.Object{}, &httpError{http.StatusNotFound, "The object " + clip(segment) + " does not exist."}

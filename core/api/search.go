@@ -15,13 +15,8 @@ const (
 
 // search serves GET /<segment>/search?<conditions>: the summaries of the kind's records matching every
 // condition, ordered by id, under <search_results>.
-func (s *Server) search(w http.ResponseWriter, r *http.Request, c *call, seg string) {
+func (s *Server) search(w http.ResponseWriter, r *http.Request, c *call, obj core.Object) {
 	ctx := r.Context()
-	obj, err := s.object(ctx, c, seg)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
 	fields, err := s.fields(ctx, c, obj.APIPrefix)
 	if err != nil {
 		s.writeError(w, err)

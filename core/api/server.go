@@ -20,8 +20,8 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/internal/budget"
-	"github.com/reqgate/reqgate/internal/digits"
 	"github.com/reqgate/reqgate/internal/wire"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // Options tune a Server. The configured values (server.max_body_bytes, auth.ttl, core.schema_ttl) come resolved
@@ -90,14 +90,15 @@ func (s *Server) FlushCaches() {
 	s.schema.flush()
 }
 
-// call is one authenticated API request, shared by the version-1 routes and the version-2 routes of
-// v2.go.
+// call is one authenticated API request, as the route handlers (routes.go) get it.
 type call struct {
 	Version int // 1 or 2
 	Account core.Account
-	User    core.User // the authenticated user
-	Base    string    // scheme://host/api or /api2 + /{key}: the base URL as the caller used it
-	Parts   []string  // path segments after the key, e.g. ["re","12","related"]
+	User    core.User   // the authenticated user
+	Base    string      // scheme://host/api or /api2 + /{key}: the base URL as the caller used it
+	Parts   []string    // path segments after the key, e.g. ["re","12","related"]
+	Object  core.Object // the kind the path's {segment} names, on a route that has one
+	ID      int64       // the record id the path's {id} names, on a route that has one
 }
 
 // ServeHTTP routes a request and records its metrics.
@@ -143,13 +144,14 @@ func (s *Server) withBudget(w http.ResponseWriter, r *http.Request, received tim
 	return r.WithContext(ctx), cancel, true
 }
 
-// serve handles one request and returns its route class for metrics.
+// serve handles one request and returns its route label for metrics: the class of its route (the gateway's
+// label of the same request), "unknown" for a path that is no route, "healthz" or "readyz" for the probes.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 	path := r.URL.Path
 	switch path {
 	case "/healthz":
 		writeText(w, http.StatusOK, "ok\n")
-		return "/healthz"
+		return "healthz"
 	case "/readyz":
 		if err := s.st.Ping(r.Context()); err != nil {
 			s.log.Warn("readyz: store does not answer", "err", err)
@@ -157,23 +159,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		} else {
 			writeText(w, http.StatusOK, "ready\n")
 		}
-		return "/readyz"
+		return "readyz"
 	}
 	version, verText, key, parts, ok := splitAPIPath(path)
 	if !ok {
 		s.writeError(w, errNoRoute)
-		return "other"
+		return string(route.Unknown)
+	}
+	rt := route.Match(parts)
+	label := route.Unknown
+	if rt != nil {
+		label = rt.Class
 	}
 	if !wire.ValidAPIKey(key) {
 		// Not the form of an api_key, so no account has it: the 401 of an unknown key, without asking
 		// the store.
 		s.writeError(w, errUnauthorized)
-		return "unauthenticated"
+		return string(label)
 	}
 	acct, user, err := s.authenticate(r.Context(), r, key)
 	if err != nil {
 		s.writeError(w, err)
-		return "unauthenticated"
+		return string(label)
 	}
 	if !s.opt.NoAuthProof {
 		w.Header().Set(wire.AuthProofHeader, wire.AuthProof(key, r.Header.Get("Authorization")))
@@ -185,88 +192,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
 		Base:    s.baseURL(r) + "/api" + verText + "/" + key,
 		Parts:   parts,
 	}
-	route := routeClass(parts)
-	if len(parts) == 0 {
-		s.writeError(w, errNoRoute)
-		return route
-	}
-	if c.Version >= 2 && s.serveV2(w, r, c) {
-		return route
-	}
-	s.serveV1(w, r, c)
-	return route
-}
-
-// serveV1 serves the routes that exist in every version: records, field lists and users.
-func (s *Server) serveV1(w http.ResponseWriter, r *http.Request, c *call) {
-	ctx := r.Context()
-	p := c.Parts
-	method := r.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	if p[0] == "user" {
-		s.serveUsers(w, r, c, method)
-		return
-	}
-	obj, err := s.object(ctx, c, p[0])
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	switch {
-	case len(p) == 1:
-		if method != http.MethodPost {
-			s.writeError(w, methodNotAllowed(w, "POST"))
-			return
-		}
-		s.createRecord(w, r, c, obj)
-	case len(p) == 2 && p[1] == "field":
-		if method != http.MethodGet {
-			s.writeError(w, methodNotAllowed(w, "GET"))
-			return
-		}
-		s.getFields(w, r, c, obj)
-	case len(p) == 2:
-		s.serveRecord(w, r, c, obj, method)
-	default:
-		s.writeError(w, errNoRoute)
-	}
-}
-
-// serveUsers serves GET /user and GET /user/{id or email}; method is HEAD as GET.
-func (s *Server) serveUsers(w http.ResponseWriter, r *http.Request, c *call, method string) {
-	if method != http.MethodGet {
-		s.writeError(w, methodNotAllowed(w, "GET"))
-		return
-	}
-	switch p := c.Parts; len(p) {
-	case 1:
-		s.getUsers(w, r, c)
-	case 2:
-		s.getUser(w, r, c, p[1])
-	default:
-		s.writeError(w, errNoRoute)
-	}
-}
-
-// serveRecord serves GET, PUT and DELETE /<segment>/{id}; method is HEAD as GET.
-func (s *Server) serveRecord(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, method string) {
-	id, ok := parseID(c.Parts[1])
-	if !ok {
-		s.writeError(w, errNoRoute)
-		return
-	}
-	switch method {
-	case http.MethodGet:
-		s.getRecord(w, r, c, obj, id)
-	case http.MethodPut:
-		s.updateRecord(w, r, c, obj, id)
-	case http.MethodDelete:
-		s.deleteRecord(w, r, c, obj, id)
-	default:
-		s.writeError(w, methodNotAllowed(w, "GET, PUT, DELETE"))
-	}
+	s.dispatch(w, r, c, rt)
+	return string(label)
 }
 
 // splitAPIPath splits /api{N}/{key}/a/b into its version, the version text as written, the key and the
@@ -350,15 +277,9 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 	return false
 }
 
-// parseID reads a positive integer id from a path segment, written as ids are written: decimal digits without
-// a leading zero. 01 names nothing, so that one record has one address (and one cache key at the gateway).
-func parseID(s string) (int64, bool) {
-	if s == "" || s[0] == '0' {
-		return 0, false
-	}
-	n, ok := digits.Parse(s, 18)
-	return int64(n), ok
-}
+// parseID reads a positive integer id from a path segment or a value, written as the interface writes ids:
+// decimal digits without a leading zero (route.ParseID, the rule the gateway keys records by).
+func parseID(s string) (int64, bool) { return route.ParseID(s) }
 
 // StatusWriter remembers the status code a handler wrote (for metrics here, and for the core's request log in
 // cmd/reqgate).

@@ -8,13 +8,8 @@ import (
 )
 
 // getViews serves GET /<segment>/view: the views of the kind.
-func (s *Server) getViews(w http.ResponseWriter, r *http.Request, c *call, seg string) {
+func (s *Server) getViews(w http.ResponseWriter, r *http.Request, c *call, obj core.Object) {
 	ctx := r.Context()
-	obj, err := s.object(ctx, c, seg)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
 	views, err := s.st.Views(ctx, c.Account.ID, obj.APIPrefix)
 	if err != nil {
 		s.writeError(w, err)
@@ -31,13 +26,8 @@ func (s *Server) getViews(w http.ResponseWriter, r *http.Request, c *call, seg s
 // getView serves GET /<segment>/view/{id} and, with search, GET /<segment>/view/{id}/search?<conditions>:
 // the summaries of the live records matching the view's own conditions (and the query's), evaluated now,
 // under <view>. 404 for an unknown view or a view of another kind.
-func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, seg, idText string, search bool) {
+func (s *Server) getView(w http.ResponseWriter, r *http.Request, c *call, obj core.Object, idText string, search bool) {
 	ctx := r.Context()
-	obj, err := s.object(ctx, c, seg)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
 	id, ok := parseID(idText)
 	if !ok {
 		s.writeError(w, viewNotFound(obj, idText))

@@ -110,36 +110,6 @@ func FuzzTextHTML(f *testing.F) {
 	})
 }
 
-func TestRouteClass(t *testing.T) {
-	tests := []struct {
-		path, want string
-	}{
-		{"", "/"},
-		{"re", "/{kind}"},
-		{"re/12", "/{kind}/{id}"},
-		{"risk/field", "/{kind}/field"},
-		{"re/12/related", "/{kind}/{id}/related"},
-		{"re/12/fieldhistory/101", "/{kind}/{id}/fieldhistory/{field}"},
-		{"re/view", "/{kind}/view"},
-		{"re/view/3", "/{kind}/view/{id}"},
-		{"re/view/3/search", "/{kind}/view/{id}/search"},
-		{"re/search", "/{kind}/search"},
-		{"user", "/user"},
-		{"user/5", "/user/{id}"},
-		{"user/a@b.c", "/user/{email}"},
-		{"object", "/object"},
-	}
-	for _, tt := range tests {
-		var parts []string
-		if tt.path != "" {
-			parts = strings.Split(tt.path, "/")
-		}
-		if got := routeClass(parts); got != tt.want {
-			t.Errorf("routeClass(%q) = %q, want %q", tt.path, got, tt.want)
-		}
-	}
-}
-
 func TestSplitAPIPath(t *testing.T) {
 	tests := []struct {
 		path    string

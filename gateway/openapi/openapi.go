@@ -2,10 +2,11 @@
 // interface (/api/{api_key}/... is version 1, /api2/{api_key}/... version 2) and the gateway's JSON face (the
 // same paths with Accept: application/json and JSON request bodies, docs/json.md).
 //
-// The document is generated, so that it cannot drift from the code: the paths come from the route table of
-// this package (routes.go), which a test checks against the real core behind a real gateway, and the schemas
-// of the resources from translate's schema of the elements (translate.Describe), which drives the
-// translation itself. The gateway serves it at /openapi.json; `reqgate openapi` prints it.
+// The document is generated, so that it cannot drift from the code: the paths come from the interface's route
+// table (internal/wire/route), which the gateway and the core route by, with what this package says of each
+// route (routes.go), checked by a test against the real core behind a real gateway; the schemas of the
+// resources come from translate's schema of the elements (translate.Describe), which drives the translation
+// itself. The gateway serves it at /openapi.json; `reqgate openapi` prints it.
 package openapi
 
 import (
@@ -16,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // Title and version of the document's info object.
@@ -142,7 +143,7 @@ func operation(r Route) obj {
 	}
 	params := []any{ref("parameters", "X-Request-Id")}
 	get := r.Method == http.MethodGet
-	cacheable := get && (&route.Route{Class: r.Class}).Cacheable()
+	cacheable := get && r.Class.Cacheable()
 	if cacheable {
 		params = append(params, ref("parameters", "If-None-Match"), ref("parameters", "Cache-Control"))
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/gateway/openapi"
-	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/wire/route"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
@@ -102,10 +102,10 @@ func TestRouteTable(t *testing.T) {
 
 	// Paths outside the table: the version-2 routes under version 1, and paths the interface does not have.
 	var outside []string
-	for _, op := range openapi.Table {
-		if op.MinVersion > 1 {
-			r := openapi.Route{Operation: op, Template: openapi.Base(1) + strings.ReplaceAll(op.Path, "{kind}", "re")}
-			outside = append(outside, op.Method+" "+concretePath(r, 0))
+	for _, rt := range route.Table() {
+		if rt.MinVersion > 1 {
+			r := openapi.Route{Class: rt.Class, Template: openapi.Base(1) + strings.ReplaceAll(rt.Template, "{segment}", "re")}
+			outside = append(outside, rt.Methods[0]+" "+concretePath(r, 0))
 		}
 	}
 	outside = append(outside,

@@ -99,9 +99,10 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestClassifyFirstShapeWins pins the class of paths that more than one endpoint's shape could describe, or
-// none: the first shape of the interface's list that matches wins, and a path of no shape is Unknown.
-func TestClassifyFirstShapeWins(t *testing.T) {
+// TestClassifyMostSpecificWins pins the class of paths that more than one route's template could describe, or
+// none: the most specific template wins (a literal segment before a parameter, from the left), and a path of no
+// route is Unknown.
+func TestClassifyMostSpecificWins(t *testing.T) {
 	for raw, want := range map[string]Class{
 		"/api2/k":                         Unknown,
 		"/api2/k/user/view":               User,
@@ -209,25 +210,30 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-func TestRecordID(t *testing.T) {
+// TestParseID: an id is read as the interface writes ids, so one record has one address: the gateway keys and
+// scopes only ids the core reads, and the core answers 404 to any other form.
+func TestParseID(t *testing.T) {
 	for _, tc := range []struct {
-		seg, want string
-		ok        bool
+		seg  string
+		want int64
+		ok   bool
 	}{
-		{"14", "14", true},
-		{"014", "14", true},
-		{"000000000000000014", "14", true},
-		{"0000000000000000014", "", false}, // 19 characters: the core reads no record
-		{"0", "", false},
-		{"00", "", false},
-		{"", "", false},
-		{"+14", "", false},
-		{"1e3", "", false},
-		{"RE-14", "", false},
+		{"14", 14, true},
+		{"999999999999999999", 999999999999999999, true},
+		{"014", 0, false}, // a leading zero: "14" is the record's one address
+		{"0000000000000000014", 0, false},
+		{"1000000000000000000", 0, false}, // 19 digits
+		{"0", 0, false},
+		{"00", 0, false},
+		{"", 0, false},
+		{"+14", 0, false},
+		{"-1", 0, false},
+		{"1e3", 0, false},
+		{"RE-14", 0, false},
 	} {
-		got, ok := RecordID(tc.seg)
+		got, ok := ParseID(tc.seg)
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("RecordID(%q) = %q, %v; want %q, %v", tc.seg, got, ok, tc.want, tc.ok)
+			t.Errorf("ParseID(%q) = %d, %v; want %d, %v", tc.seg, got, ok, tc.want, tc.ok)
 		}
 	}
 }

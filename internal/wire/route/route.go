@@ -1,6 +1,12 @@
-// Package route parses and normalises the request target of the reqgate interface (/api{N}/{api_key}/...).
+// Package route states the paths of the reqgate interface once, for the caller's documents, the gateway and the
+// core alike: the route table (table.go: each route's path template, class, methods, first version, whether the
+// gateway may cache it and whether the gateway alone answers it), the matcher built from it, and Parse, the one
+// normalisation of a request target (/api{N}/{api_key}/...).
+//
 // The gateway normalises a target once, with Parse, and uses that one form for routing, the cache key and
-// forwarding, so no two stages can read the same request differently.
+// forwarding, so no two stages can read the same request differently; the class Parse gives is its metrics
+// label and what its cache settings name. The core reads its own request path (net/http has decoded it) and
+// dispatches on the route Match gives; the OpenAPI document renders the table.
 package route
 
 import (
@@ -9,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reqgate/reqgate/internal/digits"
 )
 
 // Limits of a request target.
@@ -17,27 +25,6 @@ const (
 	MaxQuery    = 8192
 	MaxSegments = 64
 	MaxParams   = 100
-)
-
-// Class names what a path addresses; it is the route label of metrics and logs.
-type Class string
-
-// The classes of the endpoints of docs/api.md.
-const (
-	Unknown    Class = "unknown"
-	Throttle   Class = "rate_throttle_status" // answered by the gateway when it limits rates
-	Object     Class = "object"
-	Users      Class = "users"
-	User       Class = "user"
-	Collection Class = "collection" // POST /<segment>
-	Record     Class = "record"
-	Fields     Class = "fields"
-	Views      Class = "views"
-	View       Class = "view"
-	ViewSearch Class = "view_search"
-	Search     Class = "search"
-	Related    Class = "related"
-	History    Class = "history"
 )
 
 // Route is a parsed, normalised request target.
@@ -78,23 +65,17 @@ func (r *Route) Base() string {
 }
 
 // Cacheable reports whether a successful GET of this route may be cached (the reads of docs/api.md).
-func (r *Route) Cacheable() bool {
-	switch r.Class {
-	case Object, Users, User, Record, Fields, Views, View, ViewSearch, Search, Related, History:
-		return true
-	}
-	return false
-}
+func (r *Route) Cacheable() bool { return r.Class.Cacheable() }
 
-// RecordID is the canonical form of a record id segment as the core reads it: 1 to 18 decimal digits naming a
-// positive number, leading zeros ignored, so "014" and "14" give "14", the one record both name. ok is false
-// for a segment the core reads as no record (it answers 404).
-func RecordID(seg string) (id string, ok bool) {
-	if seg == "" || len(seg) > 18 || strings.Trim(seg, "0123456789") != "" {
-		return "", false
+// ParseID reads an id segment ({id}, {view_id}, {field_id}, a user's id) as the interface writes ids: 1 to 18
+// decimal digits without a leading zero, naming a positive number. "01" names nothing, so that a record has one
+// address (and one cache key at the gateway).
+func ParseID(seg string) (int64, bool) {
+	if seg == "" || seg[0] == '0' {
+		return 0, false
 	}
-	id = strings.TrimLeft(seg, "0")
-	return id, id != ""
+	n, ok := digits.Parse(seg, 18)
+	return int64(n), ok
 }
 
 // Errors of Parse: ErrEmptySegment is 404 Not Found, the others are 400 Bad Request.
@@ -325,64 +306,6 @@ func normQuery(q string) (string, error) {
 // never '+', and a plus sign is %2B.
 func queryEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
 
-// shapes are the paths of the endpoints after the key, by their number of segments: "{...}" stands for any
-// segment, and the first shape a path matches gives its class.
-var shapes = byLength([]shape{
-	{"rate_throttle_status", Throttle},
-	{"object", Object},
-	{"user", Users},
-	{"user/{id}", User},
-	{"{segment}", Collection},
-	{"{segment}/field", Fields},
-	{"{segment}/view", Views},
-	{"{segment}/search", Search},
-	{"{segment}/view/{id}", View},
-	{"{segment}/view/{id}/search", ViewSearch},
-	{"{segment}/{id}", Record},
-	{"{segment}/{id}/related", Related},
-	{"{segment}/{id}/fieldhistory/{field_id}", History},
-})
-
-// shape is a path of the interface after the key, as docs/api.md writes it, and the class it gives.
-type shape struct {
-	pattern string
-	class   Class
-}
-
-// compiledShape is a shape split into its segments, "" for any segment.
-type compiledShape struct {
-	segs  []string
-	class Class
-}
-
-// byLength groups shapes by their number of segments, keeping their order.
-func byLength(list []shape) [][]compiledShape {
-	var t [][]compiledShape
-	for _, s := range list {
-		segs := strings.Split(s.pattern, "/")
-		for i, seg := range segs {
-			if strings.HasPrefix(seg, "{") {
-				segs[i] = ""
-			}
-		}
-		for len(t) <= len(segs) {
-			t = append(t, nil)
-		}
-		t[len(segs)] = append(t[len(segs)], compiledShape{segs, s.class})
-	}
-	return t
-}
-
-// matches reports whether segs, of the shape's length, have the shape.
-func (s *compiledShape) matches(segs []string) bool {
-	for i, want := range s.segs {
-		if want != "" && want != segs[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func classify(r *Route, segs []string) {
 	r.Class = Unknown
 	if len(segs) < 2 {
@@ -393,20 +316,9 @@ func classify(r *Route, segs []string) {
 		return
 	}
 	r.Version, r.APIKey, r.Segments = v, segs[1], segs[2:]
-	r.Class = classOf(r.Segments)
-}
-
-// classOf is the class of the segments after the key: that of the first shape they match.
-func classOf(rest []string) Class {
-	if len(rest) >= len(shapes) {
-		return Unknown
+	if s := Match(r.Segments); s != nil {
+		r.Class = s.Class
 	}
-	for i := range shapes[len(rest)] {
-		if s := &shapes[len(rest)][i]; s.matches(rest) {
-			return s.class
-		}
-	}
-	return Unknown
 }
 
 // version reads "api" (1) or "api{N}" (N, 1..999).
