@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -240,5 +241,77 @@ func TestGatewayProbesHTTPSUpstream(t *testing.T) {
 	})
 	if _, body := do(t, http.MethodGet, "http://"+coreAddr+"/api2/acme/re/"+id, "writer", ""); !strings.Contains(body, "second") {
 		t.Errorf("the record at the core after the write the gateway could not send: %s, want second", body)
+	}
+}
+
+// TestGatewayProbesHTTPSUpstreamThrottle puts `reqgate gateway` with upstream.verify: probe in front of an
+// upstream over HTTPS that has the mirrored service's throttle (`reqgate serve` with the window-and-block policy
+// answering 503, as docs/api.md gives it, behind a TLS terminator): once the upstream answers the account's call
+// with 503 Request_Throttled, the gateway sends none of the account's calls (the credential's probe was one of
+// them) until the block ends. It answers them itself with the same status and the time left, and
+// rate_throttle_status says the account is blocked, so that a client's retries never restart the upstream's
+// block. (That cached reads are served meanwhile is gateway.TestUpstreamThrottleRespected's.)
+func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "upstream.yaml")
+	if err := os.WriteFile(cfg, []byte("ratelimit:\n  reject_status: 503\n  policies:\n"+
+		"    - {name: account, key: api_key, limit: 4, period: 5m, algorithm: window, block: 10m}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	upAddr := testbin.FreeAddr(t)
+	up := start(t, "serve", "--listen", upAddr, "--admin-listen", "off", "--db", filepath.Join(dir, "up.db"), "--config", cfg)
+	waitReady(t, up, "http://"+upAddr+"/readyz")
+	ca := certstest.Write(t, dir, "upstream")
+	front, _ := tlsFront(t, ca, upAddr)
+
+	listen, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
+	gw := start(t, "gateway", "--listen", listen, "--admin-listen", admin,
+		"--upstream", "https://localhost:"+strings.TrimPrefix(front, "127.0.0.1:"),
+		"--set", "upstream.verify=probe", "--set", "upstream.tls.ca_file="+ca.CertFile)
+	waitReady(t, gw, "http://"+admin+"/readyz")
+	base := "http://" + listen + "/api2/demo"
+	var b struct {
+		Code      string `xml:"code"`
+		Available string `xml:"api_available"`
+		After     int    `xml:"try_again_after"`
+	}
+	read := func(body string) {
+		t.Helper()
+		b.Code, b.Available, b.After = "", "", 0
+		if err := xml.Unmarshal([]byte(body), &b); err != nil {
+			t.Fatalf("body %q: %v", body, err)
+		}
+	}
+	// The probe of the credential and three reads are the upstream's four calls of the window.
+	for _, path := range []string{"/re/1", "/user", "/object"} {
+		if r, body := do(t, http.MethodGet, base+path, "demo", ""); r.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.StatusCode, body)
+		}
+	}
+	r, body := do(t, http.MethodGet, base+"/re/view", "demo", "")
+	read(body)
+	if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After != 600 {
+		t.Fatalf("the call past the upstream's limit: %d %s, want its 503 Request_Throttled after 600 s", r.StatusCode, body)
+	}
+	sent := metricSum(scrape(t, admin), "reqgate_gateway_upstream_requests_total")
+
+	// While the upstream blocks the account its calls are answered by the gateway, reads of the upstream's too
+	// (its answers are Cache-Control: private, a gateway's, so none was cached here).
+	for _, path := range []string{"/re/view", "/re/1", "/re/2"} {
+		r, body := do(t, http.MethodGet, base+path, "demo", "")
+		read(body)
+		if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After < 1 || b.After > 600 ||
+			r.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s while blocked: %d Retry-After %q %s, want 503 Request_Throttled with the time left",
+				path, r.StatusCode, r.Header.Get("Retry-After"), body)
+		}
+	}
+	r, body = do(t, http.MethodGet, base+"/rate_throttle_status", "demo", "")
+	read(body)
+	if r.StatusCode != http.StatusOK || b.Available != "no" || b.After < 1 || b.After > 600 {
+		t.Errorf("rate_throttle_status while blocked: %d %s, want 200, not available, the time left", r.StatusCode, body)
+	}
+	if after := metricSum(scrape(t, admin), "reqgate_gateway_upstream_requests_total"); after != sent {
+		t.Errorf("%v calls reached the upstream while it blocked the account, want none", after-sent)
 	}
 }
