@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -213,10 +214,8 @@ func TestGatewayProbesHTTPSUpstream(t *testing.T) {
 		!strings.Contains(body, "<api_available>yes</api_available>") {
 		t.Errorf("rate_throttle_status: %d %s, want 200, available", r.StatusCode, body)
 	}
-	for _, name := range sni() {
-		if name != "localhost" {
-			t.Errorf("SNI sent to the upstream: %q, want the URL's localhost", name)
-		}
+	if names := sni(); len(names) == 0 || slices.ContainsFunc(names, func(n string) bool { return n != "localhost" }) {
+		t.Errorf("SNI sent to the upstream: %q, want the URL's localhost", names)
 	}
 
 	// The upstream's certificate is verified: without the CA file the gateway trusts the system's roots only,
