@@ -334,6 +334,9 @@ func (g *Gateway) Ready() error {
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(g.up.prefix + "/readyz")
 	req.Header.SetHost(g.up.host)
+	if hc, ok := g.up.client.(*fasthttp.HostClient); ok {
+		schemeFor(req, hc) // an https core's client refuses a request of scheme http (the balancer sets it itself)
+	}
 	if err := g.up.client.DoTimeout(req, resp, min(g.opt.UpstreamTimeout, 2*time.Second)); err != nil {
 		return fmt.Errorf("upstream: %w", err)
 	}

@@ -5,6 +5,7 @@ package coretest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -34,11 +35,15 @@ type Options struct {
 	// API tunes the HTTP layer (body limit, credential TTL, clock). Fields left zero take the values of the
 	// default configuration (APIOptions).
 	API api.Options
+	// TLS, when set, makes the core serve HTTPS only, with this configuration (its certificate must name
+	// 127.0.0.1, or the name the client verifies): URL is then https://127.0.0.1:port, as another
+	// implementation of the interface is reached. A restart serves it again.
+	TLS *tls.Config
 }
 
 // Core is a running core.
 type Core struct {
-	URL    string // http://127.0.0.1:port
+	URL    string // http://127.0.0.1:port (https:// with Options.TLS)
 	Addr   string // 127.0.0.1:port
 	DBPath string // the SQLite file
 	Store  core.Store
@@ -76,6 +81,9 @@ func Start(tb testing.TB, opt Options) *Core {
 	}
 	c.Addr = ln.Addr().String()
 	c.URL = "http://" + c.Addr
+	if opt.TLS != nil {
+		c.URL = "https://" + c.Addr
+	}
 	c.serve(tb, st, ln)
 	tb.Cleanup(c.Stop)
 	return c
@@ -122,6 +130,9 @@ func (c *Core) serve(tb testing.TB, st core.Store, ln net.Listener) {
 	c.Store = st
 	c.API = srv
 	c.srv = &http.Server{Handler: c.API, ReadHeaderTimeout: 10 * time.Second}
+	if c.opt.TLS != nil {
+		ln = tls.NewListener(ln, c.opt.TLS)
+	}
 	c.done = make(chan struct{})
 	c.closed = false
 	go func(srv *http.Server, done chan struct{}) {
