@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -15,6 +13,7 @@ import (
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // testGateway is a gateway serving on a real loopback port.
@@ -91,59 +90,21 @@ func cachedOptions(c *coretest.Core) Options {
 }
 
 // reply is a response read whole.
-type reply struct {
-	Status int
-	Header http.Header
-	Body   string
-}
+type reply = testsupport.Reply
 
 var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value". It
-// ends the test on a transport failure, so it is for the test's own goroutine; others use send.
+// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value" (an
+// empty value removes the header). It ends the test on a transport failure, so it is for the test's own
+// goroutine; others use send.
 func do(tb testing.TB, method, url, user, pass, body string, headers ...string) reply {
 	tb.Helper()
-	r, err := send(method, url, user, pass, body, headers...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return r
+	return testsupport.Do(tb, client, method, url, user, pass, body, headers...)
 }
 
 // send is do returning the transport failure, for any goroutine.
 func send(method, url, user, pass, body string, headers ...string) (reply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return reply{}, fmt.Errorf("new request: %w", err)
-	}
-	if user != "" {
-		req.SetBasicAuth(user, pass)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		if v = strings.TrimSpace(v); v == "" {
-			req.Header.Del(k) // as curl -H 'Name:' does: the header is not sent
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return reply{}, fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return reply{}, fmt.Errorf("%s %s: read body: %w", method, url, err)
-	}
-	return reply{Status: res.StatusCode, Header: res.Header, Body: string(b)}, nil
+	return testsupport.Send(client, method, url, user, pass, body, headers...)
 }
 
 // get is a GET as demo/demo.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // These tests run the real binary, as an operator would: built once per test run, started with the
@@ -88,17 +89,13 @@ func waitReady(t *testing.T, p *proc, url string) {
 	t.Fatalf("%s not ready within 30s", url)
 }
 
+// do sends one request through http.DefaultClient as user (the password the same; "" sends no credentials)
+// and returns the response, its body read and closed, and the body.
 func do(t *testing.T, method, url, user, body string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	req, err := testsupport.NewRequest(method, url, user, user, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if user != "" {
-		req.SetBasicAuth(user, user)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

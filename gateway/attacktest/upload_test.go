@@ -51,8 +51,8 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 	waitReady(t, base+"/readyz")
 	read := base + "/api2/demo/re/1"
 	for range 2 {
-		if r := call(t, local, "GET", read, "demo", "demo", ""); r.status != 200 {
-			t.Fatalf("warm-up read: %d", r.status)
+		if r := call(t, local, "GET", read, "demo", "demo", ""); r.Status != 200 {
+			t.Fatalf("warm-up read: %d", r.Status)
 		}
 	}
 	before := procStatus(t, cmd.Process.Pid, "VmRSS")
@@ -101,8 +101,8 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 			r, err := send(local, "GET", read, "demo", "demo", "")
 			if err != nil {
 				t.Errorf("normal read during the attack: %v", err)
-			} else if r.status != 200 {
-				t.Errorf("normal read during the attack: %d", r.status)
+			} else if r.Status != 200 {
+				t.Errorf("normal read during the attack: %d", r.Status)
 			}
 			slowest = max(slowest, time.Since(start))
 		}

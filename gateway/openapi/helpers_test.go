@@ -19,6 +19,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/gatewaytest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // account is the demo account with a view of every kind, so that every route of the table has something to
@@ -101,43 +102,28 @@ type reply struct {
 	body   []byte
 }
 
-// newRequest builds c's request against base.
+// newRequest builds c's request against base, its body (if any) as JSON unless its headers say otherwise.
 func (c call) newRequest(tb testing.TB, base string) *http.Request {
 	tb.Helper()
-	var body io.Reader
-	if c.body != "" {
-		body = strings.NewReader(c.body)
-	}
-	req, err := http.NewRequest(c.method, base+c.path, body)
+	req, err := testsupport.NewRequest(c.method, base+c.path, c.user, c.pass, c.body)
 	if err != nil {
-		tb.Fatalf("new request: %v", err)
-	}
-	if c.user != "" {
-		req.SetBasicAuth(c.user, c.pass)
+		tb.Fatal(err)
 	}
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for _, h := range c.headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(k, strings.TrimSpace(v))
-	}
+	testsupport.SetHeaders(req.Header, c.headers...)
 	return req
 }
 
 // send sends c to the gateway at base.
 func send(tb testing.TB, base string, c call) reply {
 	tb.Helper()
-	res, err := httpClient.Do(c.newRequest(tb, base))
+	r, err := testsupport.Read(httpClient, c.newRequest(tb, base))
 	if err != nil {
-		tb.Fatalf("%s %s: %v", c.method, c.path, err)
+		tb.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read body: %v", c.method, c.path, err)
-	}
-	return reply{res.StatusCode, res.Header, b}
+	return reply{r.Status, r.Header, []byte(r.Body)}
 }
 
 // validate checks c and its reply r against the document: the request (parameters, credentials, body) unless
