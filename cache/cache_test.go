@@ -5,25 +5,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/config/configtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // configured are the options cmd/reqgate gives a cache under the default configuration.
 func configured() Options {
@@ -43,7 +31,7 @@ func newCache(t testing.TB, opt Options) *Cache {
 }
 
 func TestGetFreshStaleExpired(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	body := []byte("<requirement/>")
@@ -313,7 +301,7 @@ func BenchmarkAppendKey(b *testing.B) {
 // TestBusDownTTL checks that while the bus is down an entry is fresh only below BusDownTTL (and still found,
 // as a stale stand-in), and that the TTL applies again once the bus is up.
 func TestBusDownTTL(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
@@ -347,7 +335,7 @@ func TestBusDownTTL(t *testing.T) {
 
 // TestBusDownTTLNeverAboveTTL checks that a BusDownTTL above the TTL does not lengthen freshness.
 func TestBusDownTTLNeverAboveTTL(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: time.Second, BusDownTTL: time.Minute, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {

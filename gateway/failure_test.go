@@ -9,28 +9,16 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-// clock is a settable clock for the cache and credential TTLs.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // staleGateway is a cached gateway in front of a core of its own, on a clock of the test's, whose entries are
 // fresh for 10 s and may stand in for a failing core for a minute after (stale_if_error); its credentials last
 // an hour, so the core is not needed to verify them again.
-func staleGateway(t *testing.T) (*coretest.Core, *clock, *testGateway) {
+func staleGateway(t *testing.T) (*coretest.Core, *testsupport.Clock, *testGateway) {
 	t.Helper()
 	c := coretest.Start(t, coretest.Options{})
-	clk := &clock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.AuthTTL = time.Hour

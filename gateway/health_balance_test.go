@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // requestsTo returns how many requests the gateway sent to the core at addr.
@@ -96,12 +97,12 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 	read := func() int {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "", "Cache-Control: no-cache").Status
 	}
-	if !waitUntil(10*time.Second, func() bool { return requestsTo(gw, a.Addr) > 0 && requestsTo(gw, b.Addr) > 0 }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return requestsTo(gw, a.Addr) > 0 && requestsTo(gw, b.Addr) > 0 }) {
 		t.Fatalf("both cores should get requests: %+v", gw.Stats().Upstreams)
 	}
 
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped core still up: %+v", gw.Stats().Upstreams)
 	}
 	// From now on, the stopped core gets nothing and every read succeeds.
@@ -116,7 +117,7 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 	}
 
 	b.Restart(t)
-	if !waitUntil(10*time.Second, func() bool {
+	if !testsupport.WaitUntil(10*time.Second, func() bool {
 		read()
 		return upState(gw, b.Addr) && requestsTo(gw, b.Addr) > sentToB
 	}) {
@@ -142,7 +143,7 @@ func TestAllCoresDownStillTried(t *testing.T) {
 	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond})
 	a.Stop()
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, a.Addr) && !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, a.Addr) && !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped cores still up: %+v", gw.Stats().Upstreams)
 	}
 	if got, want := do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "").Status, http.StatusBadGateway; got != want {
@@ -150,7 +151,7 @@ func TestAllCoresDownStillTried(t *testing.T) {
 	}
 	a.Restart(t)
 	// Tried while still marked down: the first request after the restart may already succeed.
-	if !waitUntil(10*time.Second, func() bool {
+	if !testsupport.WaitUntil(10*time.Second, func() bool {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "").Status == http.StatusOK
 	}) {
 		t.Fatal("no success after a core came back")
@@ -361,11 +362,11 @@ func TestSlowStart(t *testing.T) {
 	}
 
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped core still up: %+v", gw.Stats().Upstreams)
 	}
 	b.Restart(t)
-	if !waitUntil(10*time.Second, func() bool { return upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return upState(gw, b.Addr) }) {
 		t.Fatalf("restarted core not back: %+v", gw.Stats().Upstreams)
 	}
 	first := batch(20)

@@ -124,18 +124,6 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// waitUntil polls cond until it holds or limit passes; limit is a correctness bound, not a timing check.
-func waitUntil(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
-}
-
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
 // place: a zero Options is refused, the default configuration's options are not.
 func TestNewRefuses(t *testing.T) {

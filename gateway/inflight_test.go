@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // heldCore is the real core behind a proxy that keeps every request whose path starts with prefix waiting until
@@ -95,7 +96,7 @@ func TestInflightPerAccount(t *testing.T) {
 	defer wg.Wait()
 	defer core.release()
 	// Each search is either held at the core or answered; a correctness bound, not a timing check.
-	if !waitUntil(10*time.Second, func() bool { return core.held.Load()+answered.Load() == flood }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return core.held.Load()+answered.Load() == flood }) {
 		t.Fatalf("searches held at the core %d, answered %d, want %d in all", core.held.Load(), answered.Load(), flood)
 	}
 	if got := core.held.Load(); got != share {

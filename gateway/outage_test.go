@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // failingCore is a core that fails every request sent to it: it reads the request's head, then closes the
@@ -81,7 +82,7 @@ func TestReadRetriedOnAnotherCore(t *testing.T) {
 	// The failing core is taken out at its first failure and tried again a second later: read until it has
 	// failed three reads.
 	reads := 0
-	if !waitUntil(30*time.Second, func() bool {
+	if !testsupport.WaitUntil(30*time.Second, func() bool {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
 			res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "")
 			reads++
@@ -96,7 +97,7 @@ func TestReadRetriedOnAnotherCore(t *testing.T) {
 
 	const create = `<requirement><fields><field><name>field_101</name><value>w</value></field></fields></requirement>`
 	failed := 0
-	if !waitUntil(30*time.Second, func() bool {
+	if !testsupport.WaitUntil(30*time.Second, func() bool {
 		before := failing.sent(http.MethodPost)
 		res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", create)
 		if failing.sent(http.MethodPost) == before {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -37,7 +38,7 @@ func TestPurgeAcrossReplicas(t *testing.T) {
 	}
 	a.Purge("acme")
 	for name, gw := range map[string]*testGateway{"purging replica": a, "other replica": b} {
-		if !waitUntil(5*time.Second, func() bool { return remembered(gw, "acme") == 0 }) {
+		if !testsupport.WaitUntil(5*time.Second, func() bool { return remembered(gw, "acme") == 0 }) {
 			t.Errorf("%s: acme's credential still remembered", name)
 		}
 		if remembered(gw, "globex") != 1 {

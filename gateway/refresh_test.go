@@ -14,6 +14,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestRefreshAhead: a remembered credential used past half its TTL is re-verified in the background, so the
@@ -22,7 +23,7 @@ import (
 // before its TTL runs out.
 func TestRefreshAhead(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
-	clk := &testClock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.AuthTTL = 10 * time.Second
@@ -147,7 +148,7 @@ func TestRefreshBackoff(t *testing.T) {
 			t.Cleanup(front.Close)
 			t.Cleanup(recovered) // before front.Close, which waits for the held requests
 
-			clk := &testClock{now: time.Now()}
+			clk := testsupport.NewClock(time.Now())
 			opt := cachedOptions(c)
 			opt.Upstreams = []string{front.URL}
 			opt.Now = clk.Now

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/route"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestTTLByRoute checks cache.ttl_by_route against a write made straight to the upstream, which the gateway
@@ -16,7 +17,7 @@ import (
 // client created, until cache.ttl has passed too.
 func TestTTLByRoute(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	clk := &testClock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.Cache.TTL = 30 * time.Second

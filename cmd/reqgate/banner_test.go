@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestServeOutputIsLogLines runs `serve` with its output going to pipes, as under a container runtime or a
@@ -23,7 +24,7 @@ func TestServeOutputIsLogLines(t *testing.T) {
 	cmd := exec.Command(testbin.Binary(t), "serve", "--listen", listen, "--admin-listen", admin,
 		"--db", filepath.Join(t.TempDir(), "r.db"))
 	cmd.Env = os.Environ()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testsupport.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

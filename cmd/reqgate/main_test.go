@@ -24,32 +24,15 @@ import (
 // proc is one running reqgate process.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout *lockedBuffer
+	stdout *testsupport.LockedBuffer
 	done   chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(testbin.Binary(t), args...)
 	cmd.Env = os.Environ()
-	out := &lockedBuffer{}
+	out := &testsupport.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -306,7 +289,7 @@ func TestUnknownCommand(t *testing.T) {
 }
 
 func TestLogWriterFlushesOnIntervalAndAtOnceForWarnings(t *testing.T) {
-	var out lockedBuffer
+	var out testsupport.LockedBuffer
 	lw := newLogWriter(&out, time.Hour)
 	fmt.Fprint(lw, "time=x level=INFO msg=request\n")
 	if got := out.String(); got != "" {
@@ -377,12 +360,12 @@ func TestLocationBehindProxies(t *testing.T) {
 // stallingWriter blocks every Write until release is closed, as a log file can while the kernel writes back.
 type stallingWriter struct {
 	release chan struct{}
-	lockedBuffer
+	testsupport.LockedBuffer
 }
 
 func (w *stallingWriter) Write(p []byte) (int, error) {
 	<-w.release
-	return w.lockedBuffer.Write(p)
+	return w.LockedBuffer.Write(p)
 }
 
 // TestLogWriterDoesNotWaitForItsDestination: while the destination of the log blocks, info lines (the access

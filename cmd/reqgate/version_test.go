@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestVersion runs `reqgate version` and `reqgate --version` on the test's binary (a plain go build, which
@@ -56,7 +57,7 @@ func TestVersion(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		p := &proc{cmd: cmd, stdout: &lockedBuffer{}, done: make(chan error, 1)}
+		p := &proc{cmd: cmd, stdout: &testsupport.LockedBuffer{}, done: make(chan error, 1)}
 		go func() { p.done <- cmd.Wait() }()
 		defer func() { _ = cmd.Process.Kill(); <-p.done }()
 		waitReady(t, p, "http://"+admin+"/healthz")

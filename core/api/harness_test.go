@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -275,24 +274,6 @@ func body(root string, nv ...string) string {
 	}
 	b.WriteString("</fields></" + root + ">")
 	return b.String()
-}
-
-// clock is a settable clock for Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // on is e reporting to t (a subtest).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // The full record read of a requirement with every field type set, in version 2 (CDATA, value_plaintext)
@@ -234,7 +235,7 @@ func TestUpdateRecordsHistory(t *testing.T) {
 // An update makes a version only when it changes something: a PUT of the stored values makes none (no new
 // version_number, last update or history), and a version comment belongs to the version that carried it.
 func TestUpdateVersions(t *testing.T) {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	e := start(t, api.Options{Now: c.Now})
 	id := e.create("/api2", "re", body("requirement", "field_101", "A", "version_comment", "first"))
 	path := "/api2/acme/re/" + id
