@@ -57,7 +57,7 @@ func startHeldCore(t *testing.T, c *coretest.Core, prefix string) *heldCore {
 // reaching the core, its cached reads are still served, and another account's reads and writes are all
 // answered meanwhile. Once its requests finish, the account gets its share back.
 func TestInflightPerAccount(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	core := startHeldCore(t, c, "/api2/acme/re/search")
 	const (
 		pool  = 4 // connections to the core

@@ -15,7 +15,7 @@ import (
 // remembered credentials forgotten (the next request is checked with the core again), while another account
 // keeps its entries and credentials.
 func TestPurgeAcrossReplicas(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	rs := redistest.Start(t)
 	a, b := startReplica(t, cachedOptions(c), rs), startReplica(t, cachedOptions(c), rs)
 	waitListening(t, a, b)

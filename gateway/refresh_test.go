@@ -22,7 +22,7 @@ import (
 // routine re-verification); and a credential whose password changed meanwhile is forgotten by that refresh,
 // before its TTL runs out.
 func TestRefreshAhead(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
@@ -74,7 +74,7 @@ func TestRefreshAhead(t *testing.T) {
 	}
 
 	// alice's password changes in the core; the next refresh learns it and forgets the credential.
-	prov, err := accounts.Parse("changed.yaml", []byte(strings.Replace(twoAccounts, "password: alice-secret", "password: alice-new", 1)))
+	prov, err := accounts.Parse("changed.yaml", []byte(strings.Replace(testsupport.TwoAccounts, "password: alice-secret", "password: alice-new", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestRefreshAhead(t *testing.T) {
 // when the core answers again, the next refresh renews the credential, so it outlives its first expiry without
 // a request waiting for a verification.
 func TestRefreshBackoff(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	target, err := url.Parse(c.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -30,19 +30,7 @@ import (
 )
 
 // accounts are two organisations: the victim (acme) and another tenant (globex).
-const accounts = `accounts:
-  - api_key: acme
-    name: Acme
-    users:
-      - {username: alice, password: alice-secret, email: alice@acme.test, firstname: Alice, lastname: Archer}
-      - {username: bob, password: bob-secret, email: bob@acme.test, firstname: Bob, lastname: Baker}
-    records:
-      - {kind: re, id: 1, created_by: alice, fields: {field_101: Acme secret plan}}
-  - api_key: globex
-    name: Globex
-    users:
-      - {username: gina, password: gina-secret, email: gina@globex.test, firstname: Gina, lastname: Globex}
-`
+const accounts = testsupport.TwoAccounts
 
 // secret is what only acme's users may read.
 const secret = "Acme secret plan"
