@@ -6,7 +6,6 @@ package attacktest
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -38,23 +37,7 @@ const secret = "Acme secret plan"
 // serve runs a gateway with opt on a free loopback port (all of 127.0.0.1) until the test ends.
 func serve(tb testing.TB, opt gateway.Options) (*gateway.Gateway, string) {
 	tb.Helper()
-	g, err := gateway.New(opt)
-	if err != nil {
-		tb.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	return g, "http://" + ln.Addr().String()
+	return gatewaytest.Serve(tb, opt)
 }
 
 // cached are the options of the default configuration in front of c, with the cache on.

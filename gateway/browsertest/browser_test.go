@@ -401,28 +401,13 @@ type testGateway struct {
 func serveGateway(t *testing.T, c *coretest.Core, origins ...string) *testGateway {
 	t.Helper()
 	gw := &testGateway{apiPath: "/api2/demo", log: &testsupport.LockedBuffer{}}
-	g, err := gateway.New(gatewaytest.With(gateway.Options{
+	_, url := gatewaytest.Serve(t, gatewaytest.With(gateway.Options{
 		Upstreams:   []string{c.URL},
 		Cache:       gateway.CacheOptions{Enabled: true},
 		CORSOrigins: origins,
 		Logger:      slog.New(slog.NewJSONHandler(gw.log, nil)),
 	}))
-	if err != nil {
-		t.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	gw.api = "http://" + ln.Addr().String() + gw.apiPath
+	gw.api = url + gw.apiPath
 	return gw
 }
 

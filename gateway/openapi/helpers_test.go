@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -65,26 +64,12 @@ func start(tb testing.TB, limiter gateway.Limiter) string {
 		MaxBodyBytes: 64 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
-// serve runs a gateway with opt on a free loopback port until the test ends and returns its URL.
+// serve runs a gateway with opt (over the default configuration) on a free loopback port until the test ends
+// and returns its URL.
 func serve(tb testing.TB, opt gateway.Options) string {
 	tb.Helper()
-	g, err := gateway.New(gatewaytest.With(opt))
-	if err != nil {
-		tb.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + ln.Addr().String()
+	_, url := gatewaytest.Serve(tb, gatewaytest.With(opt))
+	return url
 }
 
 var httpClient = &http.Client{Timeout: 30 * time.Second}
