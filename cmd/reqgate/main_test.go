@@ -22,54 +22,18 @@ import (
 // contract's flags on free loopback ports and a temporary SQLite file.
 
 // proc is one running reqgate process.
-type proc struct {
-	cmd    *exec.Cmd
-	stdout *testsupport.LockedBuffer
-	done   chan error
-}
+type proc = testbin.Proc
 
+// start runs the binary with args until the test ends.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(testbin.Binary(t), args...)
-	cmd.Env = os.Environ()
-	out := &testsupport.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stdout: out, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("reqgate %v output:\n%s", args, out.String())
-		}
-	})
-	return p
+	return testbin.Start(t, nil, args...)
 }
 
-// waitReady polls url until it answers 200.
+// waitReady polls url until it answers 200; the test ends if p exits first.
 func waitReady(t *testing.T, p *proc, url string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.done:
-			p.done <- err // for the cleanup, which waits for it
-			t.Fatalf("reqgate exited before ready: %v\n%s", err, p.stdout.String())
-		default:
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready within 30s", url)
+	p.WaitReady(t, url)
 }
 
 // do sends one request through http.DefaultClient as user (the password the same; "" sends no credentials)
@@ -121,12 +85,12 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		}
 	}
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
+	case err := <-p.Done:
+		p.Done <- err // for the cleanup
 		if err != nil {
 			t.Fatalf("exit after SIGTERM: %v", err)
 		}
@@ -141,16 +105,16 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
 	}
 	// Its whole log, once it has stopped (lines are written within 100 ms, and at the stop).
-	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p2.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p2.done:
-		p2.done <- err // for the cleanup
+	case err := <-p2.Done:
+		p2.Done <- err // for the cleanup
 	case <-time.After(20 * time.Second):
 		t.Fatal("the second start did not exit within 20s of SIGTERM")
 	}
-	if out := p2.stdout.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
+	if out := p2.Output.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
 		t.Errorf("the second start's log, with the demo account provisioned again or no stop line:\n%s", out)
 	}
 }
@@ -221,7 +185,7 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)

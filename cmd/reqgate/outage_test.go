@@ -65,7 +65,7 @@ func TestReadsThroughKilledCores(t *testing.T) {
 		}
 	}
 	waitReads(200)
-	if err := coreProcs[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[0].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitReads(readsNow() + 400)
@@ -75,7 +75,7 @@ func TestReadsThroughKilledCores(t *testing.T) {
 		t.Errorf("%d of %d reads failed with one of two cores killed: %v", len(failed), reads, failed[:min(len(failed), 10)])
 	}
 
-	if err := coreProcs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[1].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{http.MethodGet, http.MethodPost} {

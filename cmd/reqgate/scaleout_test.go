@@ -289,7 +289,7 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 		t.Errorf("fewer than %d acknowledged writes within 30s", n)
 	}
 	waitAcked(150)
-	if err := coreProcs[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[0].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -307,7 +307,7 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	atRestart := len(acked)
 	mu.Unlock()
 	waitAcked(atRestart + 100)
-	if err := coreProcs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[1].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -358,13 +358,13 @@ func TestServeOnPostgres(t *testing.T) {
 	if got, want := strings.Count(body, "<history>"), 2; got != want {
 		t.Errorf("history of the demo status field has %d entries, want %d:\n%s", got, want, body)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-p.done; err != nil {
+	if err := <-p.Done; err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
-	p.done <- nil // for the cleanup
+	p.Done <- nil // for the cleanup
 	p2 := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
 	waitReady(t, p2, "http://"+listen+"/readyz")
 	_, again := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1/fieldhistory/103", "demo", "")

@@ -97,9 +97,9 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-p.done:
-			p.done <- err
-			t.Fatalf("core exited: %v\n%s", err, p.stdout.String())
+		case err := <-p.Done:
+			p.Done <- err
+			t.Fatalf("core exited: %v\n%s", err, p.Output.String())
 		default:
 		}
 		adminReady := status("http://" + admin + "/readyz")
@@ -113,10 +113,10 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !seenStarting {
-		t.Fatalf("never saw /healthz 200 with /readyz 503 while the account file was applied:\n%s", p.stdout.String())
+		t.Fatalf("never saw /healthz 200 with /readyz 503 while the account file was applied:\n%s", p.Output.String())
 	}
 	if status("http://"+admin+"/readyz") != http.StatusOK {
-		t.Fatalf("the core did not finish the import within 60s:\n%s", p.stdout.String())
+		t.Fatalf("the core did not finish the import within 60s:\n%s", p.Output.String())
 	}
 	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/big/re/3000", "u1", ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the import: status %d; %s", resp.StatusCode, body)
@@ -142,8 +142,8 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 		if resp, body := do(t, http.MethodGet, "http://"+admin+"/readyz", "", ""); resp.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz while the database is unreachable: %d %s", resp.StatusCode, body)
 		}
-		if !strings.Contains(p.stdout.String(), "store not reachable, retrying") {
-			t.Errorf("no retry logged:\n%s", p.stdout.String())
+		if !strings.Contains(p.Output.String(), "store not reachable, retrying") {
+			t.Errorf("no retry logged:\n%s", p.Output.String())
 		}
 		relay(t, relayAddr, target)
 		waitReady(t, p, "http://"+admin+"/readyz")

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
 )
@@ -42,8 +41,8 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}
 
-	bin := testbin.Binary(t)
-	base := "http://" + serveBinary(t, bin)
+	_, addr := testbin.Serve(t, "REQGATE_LOG_LEVEL=warn")
+	base := "http://" + addr
 
 	dir := t.TempDir()
 	for _, f := range []string{"client.ts", "tsconfig.json", "package.json"} {
@@ -88,40 +87,6 @@ func TestTypeScriptClient(t *testing.T) {
 	get(t, base+"/api2/demo/re/"+m[1], "demo", 404)
 	if deleted := get(t, base+"/api2/demo/re/search?deleted_time>1000000000", "demo", 200); !strings.Contains(string(deleted), "<id>"+m[1]+"</id>") {
 		t.Errorf("requirement %s is not among the deleted records:\n%s", m[1], deleted)
-	}
-}
-
-// serveBinary runs `reqgate serve` (the embedded demo account, a fresh SQLite file) on a free loopback port
-// until the test ends, and returns its address once it is ready.
-func serveBinary(t *testing.T, bin string) string {
-	t.Helper()
-	addr := testbin.FreeAddr(t)
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "reqgate.db"))
-	cmd.Env = append(os.Environ(), "REQGATE_LOG_LEVEL=warn")
-	// One writer for both: exec then calls it from one goroutine, and it is read only after Wait.
-	log := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("reqgate serve:\n%s", log.String())
-		}
-	})
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		res, err := httpClient.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reqgate serve was not ready within a minute: %v", err)
-		}
 	}
 }
 
