@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,25 +14,8 @@ import (
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-// syncBuffer is a log destination for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestStoreRestartUnderLoad restarts PostgreSQL (a fast shutdown, as an operator's restart or a failover does)
 // while clients read, update and create records: whatever fails while it is away is 503 with Retry-After, never
@@ -51,7 +33,7 @@ func TestStoreRestartUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testsupport.LockedBuffer
 	e := serve(t, st, api.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	const workers = 6
