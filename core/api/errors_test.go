@@ -190,7 +190,7 @@ func TestWriteEncodings(t *testing.T) {
 				return
 			}
 			loc := e.must(r, http.StatusCreated).Header.Get("Location")
-			got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
+			got := testsupport.RecordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
 			if got["field_101"] != tt.title {
 				t.Errorf("title read back %q, want %q", got["field_101"], tt.title)
 			}
