@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -82,32 +82,8 @@ func TestStaleIfError(t *testing.T) {
 // TestUpstreamTimeout puts the gateway in front of a listener that accepts and never answers: the caller
 // gets 504 with an XML error instead of a hang.
 func TestUpstreamTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, UpstreamTimeout: 300 * time.Millisecond,
+	silent := testsupport.ServeTCP(t, "127.0.0.1:0", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + silent}, UpstreamTimeout: 300 * time.Millisecond,
 		Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPut} {
 		res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "<requirement/>")
@@ -160,24 +136,13 @@ func TestRequestID(t *testing.T) {
 // TestUpstreamReset puts the gateway in front of a listener that accepts and closes every connection at once:
 // the caller gets 502 with an XML error.
 func TestUpstreamReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0) // RST instead of FIN
-			}
-			c.Close()
+	resetting := testsupport.ServeTCP(t, "127.0.0.1:0", func(c net.Conn) {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // RST instead of FIN
 		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, Cache: CacheOptions{Enabled: true}})
+		c.Close()
+	})
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + resetting}, Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		res := do(t, method, gw.URL+"/api2/demo/re", "demo", "demo", "<requirement/>")
 		if got, want := res.Status, http.StatusBadGateway; got != want {

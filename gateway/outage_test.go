@@ -18,28 +18,14 @@ import (
 // requests it was sent, by method.
 type failingCore struct {
 	URL string
-	ln  net.Listener
 	mu  sync.Mutex
 	got map[string]int
 }
 
 func startFailingCore(t *testing.T) *failingCore {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &failingCore{URL: "http://" + ln.Addr().String(), ln: ln, got: map[string]int{}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go f.fail(c)
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	f := &failingCore{got: map[string]int{}}
+	f.URL = "http://" + testsupport.ServeTCP(t, "127.0.0.1:0", f.fail)
 	return f
 }
 

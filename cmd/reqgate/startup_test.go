@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestPortInUseProvisionsNothing starts serve on a fresh database path while one of its ports is taken: it
@@ -185,47 +185,14 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 // relay forwards TCP connections from addr to target until the test ends: a database that "comes up" at addr.
 func relay(t *testing.T, addr, target string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	track := func(c net.Conn) {
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+	testsupport.ServeTCP(t, addr, func(c net.Conn) {
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			track(c)
-			wg.Go(func() {
-				defer c.Close()
-				u, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				track(u)
-				defer u.Close()
-				go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
-				io.Copy(c, u)
-			})
-		}
+		defer u.Close()
+		// Either side ending ends both: at the test's end the client side is closed, and the relay with it.
+		go func() { _, _ = io.Copy(u, c); u.Close() }()
+		_, _ = io.Copy(c, u)
 	})
 }
