@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -351,32 +350,18 @@ func TestBusDownTTLNeverAboveTTL(t *testing.T) {
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
 // place, and that 0 in StaleIfError means never.
 func TestNewRefuses(t *testing.T) {
-	tests := []struct {
-		name    string
-		edit    func(*Options)
-		wantErr string // "" = accepted
-	}{
-		{"configured", func(*Options) {}, ""},
-		{"stale never", func(o *Options) { o.StaleIfError = 0 }, ""},
-		{"zero max bytes", func(o *Options) { o.MaxBytes = 0 }, "max bytes 0"},
-		{"zero ttl", func(o *Options) { o.TTL = 0 }, "ttl 0s"},
-		{"negative stale", func(o *Options) { o.StaleIfError = -1 }, "stale-if-error"},
-		{"negative bus-down ttl", func(o *Options) { o.BusDownTTL = -1 }, "bus-down ttl"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := configured()
-			tt.edit(&o)
-			c, err := New(o)
-			if err == nil {
-				defer c.Close()
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("New: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
-			}
-		})
-	}
+	configtest.CheckNew(t, configured, func(o Options) error {
+		c, err := New(o)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}, []configtest.Edit[Options]{
+		configtest.Accepted("configured", func(*Options) {}),
+		configtest.Accepted("stale never", func(o *Options) { o.StaleIfError = 0 }),
+		configtest.Refused("zero max bytes", func(o *Options) { o.MaxBytes = 0 }, "max bytes 0"),
+		configtest.Refused("zero ttl", func(o *Options) { o.TTL = 0 }, "ttl 0s"),
+		configtest.Refused("negative stale", func(o *Options) { o.StaleIfError = -1 }, "stale-if-error"),
+		configtest.Refused("negative bus-down ttl", func(o *Options) { o.BusDownTTL = -1 }, "bus-down ttl"),
+	})
 }

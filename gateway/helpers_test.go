@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,42 +126,28 @@ func parallel(n int, f func(i int)) {
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
 // place: a zero Options is refused, the default configuration's options are not.
 func TestNewRefuses(t *testing.T) {
-	tests := []struct {
-		name    string
-		edit    func(*Options)
-		wantErr string // "" = accepted
-	}{
-		{"configured", func(*Options) {}, ""},
-		{"auth never", func(o *Options) { o.AuthTTL = 0 }, ""},
-		{"zero options", func(o *Options) { *o = Options{} }, "no upstream"},
-		{"no upstream timeout", func(o *Options) { o.UpstreamTimeout = 0 }, "UpstreamTimeout"},
-		{"budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"},
-		{"no body share", func(o *Options) { o.BodyShare = 0 }, "BodyShare"},
-		{"upload rate without grace", func(o *Options) { o.UploadGrace = 0 }, "UploadGrace"},
-		{"no upload rate", func(o *Options) { o.MinUploadRate, o.UploadGrace = 0, 0 }, ""},
-		{"negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"},
-		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
-		{"negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"},
-		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
-		{"no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }, ""},
-		{"negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"},
-		{"redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }, ""},
-		{"redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := configured()
-			tt.edit(&o)
-			g, err := New(o)
-			if err == nil {
-				_ = g.Shutdown(t.Context())
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("New: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
-			}
-		})
-	}
+	configtest.CheckNew(t, configured, func(o Options) error {
+		g, err := New(o)
+		if err == nil {
+			_ = g.Shutdown(t.Context())
+		}
+		return err
+	}, []configtest.Edit[Options]{
+		configtest.Accepted("configured", func(*Options) {}),
+		configtest.Accepted("auth never", func(o *Options) { o.AuthTTL = 0 }),
+		configtest.Refused("zero options", func(o *Options) { *o = Options{} }, "no upstream"),
+		configtest.Refused("no upstream timeout", func(o *Options) { o.UpstreamTimeout = 0 }, "UpstreamTimeout"),
+		configtest.Refused("budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"),
+		configtest.Refused("no body share", func(o *Options) { o.BodyShare = 0 }, "BodyShare"),
+		configtest.Refused("upload rate without grace", func(o *Options) { o.UploadGrace = 0 }, "UploadGrace"),
+		configtest.Accepted("no upload rate", func(o *Options) { o.MinUploadRate, o.UploadGrace = 0, 0 }),
+		configtest.Refused("negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"),
+		configtest.Refused("no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"),
+		configtest.Refused("negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"),
+		configtest.Refused("negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"),
+		configtest.Accepted("no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }),
+		configtest.Refused("negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"),
+		configtest.Accepted("redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }),
+		configtest.Refused("redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"),
+	})
 }
