@@ -79,15 +79,11 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 			}
 			body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>health %d</value></field></fields></requirement>`, i)
 			posts.Add(1)
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+"/api2/demo/re", strings.NewReader(body))
-			req.SetBasicAuth("demo", "demo")
-			req.Header.Set("Content-Type", "application/xml")
-			res, err := client.Do(req)
+			res, err := send(http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", body)
 			if err != nil {
 				continue
 			}
-			res.Body.Close()
-			if res.StatusCode == http.StatusCreated {
+			if res.Status == http.StatusCreated {
 				created.Add(1)
 			}
 			time.Sleep(5 * time.Millisecond)

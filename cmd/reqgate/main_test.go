@@ -160,15 +160,11 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 				default:
 				}
 				body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
-				req, _ := http.NewRequest(http.MethodPost, base+"/re", strings.NewReader(body))
-				req.SetBasicAuth("writer", "writer")
-				req.Header.Set("Content-Type", "application/xml")
-				resp, err := client.Do(req)
+				resp, err := testsupport.Send(client, http.MethodPost, base+"/re", "writer", "writer", body)
 				if err != nil {
 					return // the process is gone
 				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusCreated {
+				if resp.Status == http.StatusCreated {
 					mu.Lock()
 					acked = append(acked, resp.Header.Get("Location"))
 					mu.Unlock()

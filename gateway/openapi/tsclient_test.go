@@ -1,7 +1,6 @@
 package openapi_test
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestTypeScriptClient is a web frontend's view of the document: `reqgate serve` runs as an operator runs it,
@@ -93,24 +93,9 @@ func TestTypeScriptClient(t *testing.T) {
 // get reads url, with the credentials of user (password the same) unless user is "", and wants status.
 func get(t *testing.T, url, user string, status int) []byte {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
+	r := testsupport.Do(t, httpClient, http.MethodGet, url, user, user, "")
+	if r.Status != status {
+		t.Fatalf("GET %s: %d, want %d\n%s", url, r.Status, status, r.Body)
 	}
-	if user != "" {
-		req.SetBasicAuth(user, user)
-	}
-	res, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != status {
-		t.Fatalf("GET %s: %d, want %d\n%s", url, res.StatusCode, status, b)
-	}
-	return b
+	return []byte(r.Body)
 }
