@@ -66,29 +66,15 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 
 	// Creates run in the background through the whole test; each POST is sent by the client once.
 	var posts, created atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>health %d</value></field></fields></requirement>`, i)
-			posts.Add(1)
-			res, err := send(http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", body)
-			if err != nil {
-				continue
-			}
-			if res.Status == http.StatusCreated {
-				created.Add(1)
-			}
-			time.Sleep(5 * time.Millisecond)
+	stop := testsupport.Workers(1, func(_, i int) bool {
+		body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>health %d</value></field></fields></requirement>`, i)
+		posts.Add(1)
+		if res, err := send(http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", body); err == nil && res.Status == http.StatusCreated {
+			created.Add(1)
 		}
-	}()
+		time.Sleep(5 * time.Millisecond)
+		return true
+	})
 
 	read := func() int {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "", "Cache-Control: no-cache").Status
@@ -120,8 +106,7 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 		t.Fatalf("restarted core gets no requests: %+v", gw.Stats().Upstreams)
 	}
 
-	close(stop)
-	wg.Wait()
+	stop()
 	stored := int64(liveRecords(t, a) + liveRecords(t, b) - before)
 	if stored < created.Load() || stored > posts.Load() {
 		t.Errorf("creates stored: got %d, want between %d (answered 201) and %d (sent)", stored, created.Load(), posts.Load())

@@ -145,47 +145,28 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked []string // Location headers of acknowledged creates
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
 	)
 	client := &http.Client{Timeout: 5 * time.Second}
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
-				resp, err := testsupport.Send(client, http.MethodPost, base+"/re", "writer", "writer", body)
-				if err != nil {
-					return // the process is gone
-				}
-				if resp.Status == http.StatusCreated {
-					mu.Lock()
-					acked = append(acked, resp.Header.Get("Location"))
-					mu.Unlock()
-				}
-			}
-		}(w)
-	}
-	for {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 200 {
-			break
+	stop := testsupport.Workers(4, func(w, i int) bool {
+		body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
+		resp, err := testsupport.Send(client, http.MethodPost, base+"/re", "writer", "writer", body)
+		if err != nil {
+			return false // the process is gone
 		}
-		time.Sleep(5 * time.Millisecond)
+		if resp.Status == http.StatusCreated {
+			mu.Lock()
+			acked = append(acked, resp.Header.Get("Location"))
+			mu.Unlock()
+		}
+		return true
+	})
+	if !testsupport.WaitUntil(time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 200 }) {
+		t.Fatal("fewer than 200 acknowledged creates within a minute")
 	}
 	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	p2 := start(t, args...)
 	waitReady(t, p2, "http://"+listen+"/readyz")
