@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -17,18 +18,6 @@ func newRedis(t testing.TB, srv *redistest.Server) *redis.Client {
 	return rdb
 }
 
-// waitFor polls cond up to limit; the limit is a correctness bound (the one second), not a timing check.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
-}
-
 func TestRedisBusCarriesInvalidation(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newCache(t, Options{}), newCache(t, Options{})
@@ -36,7 +25,7 @@ func TestRedisBusCarriesInvalidation(t *testing.T) {
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
 
 	// Wait until B's subscription is live: a probe published by A must arrive.
-	if !waitFor(5*time.Second, func() bool {
+	if !testsupport.WaitUntil(5*time.Second, func() bool {
 		busA.Publish(Write{Account: "probe"})
 		return b.Generation("probe") > 0
 	}) {
@@ -45,7 +34,7 @@ func TestRedisBusCarriesInvalidation(t *testing.T) {
 	before := b.Generation("demo")
 	a.Invalidate("demo")
 	busA.Publish(Write{Account: "demo"})
-	if !waitFor(time.Second, func() bool { return b.Generation("demo") > before }) {
+	if !testsupport.WaitUntil(time.Second, func() bool { return b.Generation("demo") > before }) {
 		t.Fatal("replica B did not drop demo within one second")
 	}
 	if got, want := a.Generation("demo"), uint64(1); got != want {
@@ -64,7 +53,7 @@ func TestRedisBusCarriesWriteScope(t *testing.T) {
 	a, b, local := newCache(t, Options{}), newCache(t, Options{}), newCache(t, Options{})
 	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
-	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("replica B never received an invalidation")
 	}
 	wantKey := func(c *Cache) map[string]string {
@@ -78,7 +67,7 @@ func TestRedisBusCarriesWriteScope(t *testing.T) {
 	local.InvalidateWrite(w)
 	busA.Publish(w)
 	localAfter := wantKey(local)
-	if !waitFor(time.Second, func() bool { k := wantKey(b); return k["odd"] != before["odd"] }) {
+	if !testsupport.WaitUntil(time.Second, func() bool { k := wantKey(b); return k["odd"] != before["odd"] }) {
 		t.Fatal("replica B did not apply the write within one second")
 	}
 	after := wantKey(b)
@@ -93,7 +82,7 @@ func TestRedisBusCarriesWriteScope(t *testing.T) {
 	if err := newRedis(t, srv).Publish(context.Background(), Channel, "other:1:re%zz/2 demo").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(time.Second, func() bool { return b.Generation("demo") > gen }) {
+	if !testsupport.WaitUntil(time.Second, func() bool { return b.Generation("demo") > gen }) {
 		t.Fatal("a message with an unreadable scope did not invalidate the account")
 	}
 }
@@ -103,7 +92,7 @@ func TestRedisBusOutage(t *testing.T) {
 	a, b := newCache(t, Options{}), newCache(t, Options{})
 	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
-	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
 	}
 	key := b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
@@ -114,7 +103,7 @@ func TestRedisBusOutage(t *testing.T) {
 
 	srv.Stop()
 	busA.Publish(Write{Account: "demo"})
-	if !waitFor(5*time.Second, func() bool { return !busA.Up() }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { return !busA.Up() }) {
 		t.Fatal("bus A still up with Redis stopped")
 	}
 	if _, ok := b.Get(key); !ok {
@@ -122,10 +111,10 @@ func TestRedisBusOutage(t *testing.T) {
 	}
 	srv.Restart(t)
 	// B re-subscribes and, having possibly missed messages, drops everything.
-	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
 		t.Fatal("replica B kept its entries after the subscription came back")
 	}
-	if !waitFor(5*time.Second, func() bool { return busA.Up() }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { return busA.Up() }) {
 		t.Fatal("bus A not up again after Redis restart")
 	}
 }
@@ -146,13 +135,13 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			clk := &clock{now: time.Unix(1_700_000_000, 0)}
+			clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 			c := newCache(t, Options{TTL: time.Minute, BusDownTTL: time.Second, Now: clk.Now})
 			bus := NewRedisBus(newRedis(t, srv), "", c, nil)
 			bus.SetPublishTimeout(200 * time.Millisecond)
 			bus.SetLease(300 * time.Millisecond)
 			t.Cleanup(func() { _ = bus.Close() })
-			if !waitFor(5*time.Second, bus.Serving) {
+			if !testsupport.WaitUntil(5*time.Second, bus.Serving) {
 				t.Fatal("bus never came up")
 			}
 			store := func(path string) string {
@@ -185,12 +174,12 @@ func TestRedisBusDownBoundsFreshness(t *testing.T) {
 				t.Error("bus down: an entry older than BusDownTTL is still fresh")
 			}
 			young := store("/young")
-			if !waitFor(5*time.Second, func() bool { return !fresh(young) }) {
+			if !testsupport.WaitUntil(5*time.Second, func() bool { return !fresh(young) }) {
 				t.Error("bus down: a new entry is still fresh after the lease")
 			}
 
 			tc.regain(t, srv)
-			if !waitFor(10*time.Second, bus.Serving) {
+			if !testsupport.WaitUntil(10*time.Second, bus.Serving) {
 				t.Fatal("bus not up again after Redis came back")
 			}
 			later := store("/later")
@@ -209,7 +198,7 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 	a, b := newCache(t, Options{}), newCache(t, Options{})
 	busA, busB := NewRedisBus(newRedis(t, srv), "", a, nil), NewRedisBus(newRedis(t, srv), "", b, nil)
 	t.Cleanup(func() { _ = busA.Close(); _ = busB.Close() })
-	if !waitFor(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { busA.Publish(Write{Account: "probe"}); return b.Generation("probe") > 0 }) {
 		t.Fatal("bus never worked")
 	}
 	key := b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
@@ -221,15 +210,15 @@ func TestRedisBusSubscriptionKilled(t *testing.T) {
 	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
 		t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
 	}
-	if !waitFor(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { _, ok := b.Get(b.Key(Scope{}, "demo", "", 2, "/p", "", "xml")); return !ok }) {
 		t.Fatal("replica B kept its entries after its subscription was broken")
 	}
-	if !waitFor(10*time.Second, func() bool { return busA.Up() && busB.Up() }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return busA.Up() && busB.Up() }) {
 		t.Fatal("buses not up again after their subscriptions were restored")
 	}
 	before := b.Generation("demo")
 	busA.Publish(Write{Account: "demo"})
-	if !waitFor(time.Second, func() bool { return b.Generation("demo") > before }) {
+	if !testsupport.WaitUntil(time.Second, func() bool { return b.Generation("demo") > before }) {
 		t.Fatal("replica B does not hear A after its subscription was restored")
 	}
 }
@@ -246,7 +235,7 @@ func TestPublisherPurgeReachesReplicas(t *testing.T) {
 	bus.SetPurgeHandler(func(account string) { purged <- account })
 	pub := NewPublisher(newRedis(t, srv), "")
 	ctx := context.Background()
-	if !waitFor(5*time.Second, func() bool {
+	if !testsupport.WaitUntil(5*time.Second, func() bool {
 		if err := pub.Purge(ctx, "probe"); err != nil {
 			t.Fatal(err)
 		}

@@ -4,26 +4,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/config/configtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // configured are the options cmd/reqgate gives a cache under the default configuration.
 func configured() Options {
@@ -43,7 +30,7 @@ func newCache(t testing.TB, opt Options) *Cache {
 }
 
 func TestGetFreshStaleExpired(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	body := []byte("<requirement/>")
@@ -313,7 +300,7 @@ func BenchmarkAppendKey(b *testing.B) {
 // TestBusDownTTL checks that while the bus is down an entry is fresh only below BusDownTTL (and still found,
 // as a stale stand-in), and that the TTL applies again once the bus is up.
 func TestBusDownTTL(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
@@ -347,7 +334,7 @@ func TestBusDownTTL(t *testing.T) {
 
 // TestBusDownTTLNeverAboveTTL checks that a BusDownTTL above the TTL does not lengthen freshness.
 func TestBusDownTTLNeverAboveTTL(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: time.Second, BusDownTTL: time.Minute, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/p", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {
@@ -363,32 +350,18 @@ func TestBusDownTTLNeverAboveTTL(t *testing.T) {
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
 // place, and that 0 in StaleIfError means never.
 func TestNewRefuses(t *testing.T) {
-	tests := []struct {
-		name    string
-		edit    func(*Options)
-		wantErr string // "" = accepted
-	}{
-		{"configured", func(*Options) {}, ""},
-		{"stale never", func(o *Options) { o.StaleIfError = 0 }, ""},
-		{"zero max bytes", func(o *Options) { o.MaxBytes = 0 }, "max bytes 0"},
-		{"zero ttl", func(o *Options) { o.TTL = 0 }, "ttl 0s"},
-		{"negative stale", func(o *Options) { o.StaleIfError = -1 }, "stale-if-error"},
-		{"negative bus-down ttl", func(o *Options) { o.BusDownTTL = -1 }, "bus-down ttl"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := configured()
-			tt.edit(&o)
-			c, err := New(o)
-			if err == nil {
-				defer c.Close()
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("New: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
-			}
-		})
-	}
+	configtest.CheckNew(t, configured, func(o Options) error {
+		c, err := New(o)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}, []configtest.Edit[Options]{
+		configtest.Accepted("configured", func(*Options) {}),
+		configtest.Accepted("stale never", func(o *Options) { o.StaleIfError = 0 }),
+		configtest.Refused("zero max bytes", func(o *Options) { o.MaxBytes = 0 }, "max bytes 0"),
+		configtest.Refused("zero ttl", func(o *Options) { o.TTL = 0 }, "ttl 0s"),
+		configtest.Refused("negative stale", func(o *Options) { o.StaleIfError = -1 }, "stale-if-error"),
+		configtest.Refused("negative bus-down ttl", func(o *Options) { o.BusDownTTL = -1 }, "bus-down ttl"),
+	})
 }

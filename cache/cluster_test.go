@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -29,7 +30,7 @@ func TestRedisBusOnClusterFailover(t *testing.T) {
 	serving := func(when string) {
 		t.Helper()
 		for i, b := range buses {
-			if !waitFor(30*time.Second, func() bool { return b.Up() && b.Serving() && b.viewComplete() }) {
+			if !testsupport.WaitUntil(30*time.Second, func() bool { return b.Up() && b.Serving() && b.viewComplete() }) {
 				t.Fatalf("%s: replica %d never served", when, i)
 			}
 		}

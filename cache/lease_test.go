@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -23,7 +24,7 @@ func servingBuses(t testing.TB, srv *redistest.Server, n int) ([]*Cache, []*Redi
 		t.Cleanup(func() { _ = b.Close() })
 	}
 	for i, b := range buses {
-		if !waitFor(10*time.Second, func() bool { return b.Serving() && b.viewComplete() }) {
+		if !testsupport.WaitUntil(10*time.Second, func() bool { return b.Serving() && b.viewComplete() }) {
 			t.Fatalf("replica %d never served", i)
 		}
 	}
@@ -120,10 +121,10 @@ func TestEvictedReplicaRejoins(t *testing.T) {
 	caches[1].Wait()
 	buses[0].evict(buses[1].origin)
 	// It rejoins within moments, so the gap without hits is too short to watch for: count the lease it lost.
-	if !waitFor(5*time.Second, func() bool { return buses[1].leasesLost.Load() == 1 }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { return buses[1].leasesLost.Load() == 1 }) {
 		t.Fatal("the evicted replica did not end its lease")
 	}
-	if !waitFor(10*time.Second, buses[1].Serving) {
+	if !testsupport.WaitUntil(10*time.Second, buses[1].Serving) {
 		t.Fatal("the evicted replica never served again")
 	}
 	if l, ok := caches[1].Get(key); !ok || !l.Fresh {

@@ -3,6 +3,8 @@ package cache
 import (
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestSetTTL changes the TTL and StaleIfError of a cache that holds an entry: freshness and the stale
@@ -26,7 +28,7 @@ func TestSetTTL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &clock{now: time.Unix(1_700_000_000, 0)}
+			clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 			c := newCache(t, Options{TTL: 10 * time.Second, StaleIfError: time.Minute, Now: clk.Now})
 			key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 			if err := c.Set(key, &Entry{Status: 200, Body: []byte("<requirement/>")}); err != nil {
@@ -47,7 +49,7 @@ func TestSetTTL(t *testing.T) {
 // TestSetTTLWhileBusDown: while the bus is down the shorter bus-down freshness stays in force under a new
 // TTL, and the new TTL applies once the bus is back.
 func TestSetTTLWhileBusDown(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_700_000_000, 0))
 	c := newCache(t, Options{TTL: 10 * time.Second, BusDownTTL: time.Second, Now: clk.Now})
 	key := c.Key(Scope{}, "demo", "", 2, "/api2/demo/re/1", "", "xml")
 	if err := c.Set(key, &Entry{Status: 200, Body: []byte("x")}); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestAccessLogFields: each access-log line says how many body bytes were sent, the caller's User-Agent (none
@@ -29,7 +30,7 @@ func TestAccessLogFields(t *testing.T) {
 	}
 	for _, writer := range []string{"accesslog", "slog"} {
 		t.Run(writer, func(t *testing.T) {
-			var logBuf syncBuffer
+			var logBuf testsupport.LockedBuffer
 			opt := Options{Upstreams: []string{cores[0].URL, cores[1].URL}, Cache: CacheOptions{Enabled: true}}
 			if writer == "accesslog" {
 				opt.AccessLog = accesslog.New(&logBuf, "json")
@@ -55,9 +56,7 @@ func TestAccessLogFields(t *testing.T) {
 				{"no user agent, forwarded", http.MethodGet, "", []string{"Cache-Control", "no-cache"}, want{"BYPASS", "", true, true}},
 			} {
 				t.Run(r.name, func(t *testing.T) {
-					logBuf.mu.Lock()
-					logBuf.b.Reset()
-					logBuf.mu.Unlock()
+					logBuf.Reset()
 					req, err := http.NewRequest(r.method, gw.URL+"/api2/demo/re/1", nil)
 					if err != nil {
 						t.Fatal(err)
@@ -102,7 +101,7 @@ func TestAccessLogFields(t *testing.T) {
 }
 
 // requestLine is the one access-log line in buf, decoded.
-func requestLine(t *testing.T, buf *syncBuffer) map[string]any {
+func requestLine(t *testing.T, buf *testsupport.LockedBuffer) map[string]any {
 	t.Helper()
 	var found []map[string]any
 	for line := range strings.Lines(buf.String()) {

@@ -6,28 +6,12 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-// twoAccounts is an account file with two organisations, for tests of isolation between accounts.
-const twoAccounts = `accounts:
-  - api_key: acme
-    name: Acme
-    users:
-      - {username: alice, password: alice-secret, email: alice@acme.test, firstname: Alice, lastname: Archer}
-      - {username: bob, password: bob-secret, email: bob@acme.test, firstname: Bob, lastname: Baker}
-    records:
-      - {kind: re, id: 1, created_by: alice, fields: {field_101: Acme secret plan}}
-  - api_key: globex
-    name: Globex
-    users:
-      - {username: gina, password: gina-secret, email: gina@globex.test, firstname: Gina, lastname: Globex}
-    records:
-      - {kind: re, id: 1, created_by: gina, fields: {field_101: Globex plan}}
-`
 
 // TestAuthBeforeCache checks that a cached read is only ever served to a credential the core accepted.
 func TestAuthBeforeCache(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	gw := startGateway(t, cachedOptions(c))
 	acme := gw.URL + "/api2/acme/re/1"
 	// Fill the cache and check it serves alice.
@@ -75,7 +59,7 @@ func TestAuthBeforeCache(t *testing.T) {
 // TestFailedLoginLimit checks brute-force protection: after MaxUserFailures wrong passwords a username is
 // refused with 429 and Retry-After, without asking the core, while a credential verified before still works.
 func TestFailedLoginLimit(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	opt := cachedOptions(c)
 	opt.MaxUserFailures, opt.MaxIPFailures = 3, 100
 	gw := startGateway(t, opt)
@@ -109,7 +93,7 @@ func TestFailedLoginLimit(t *testing.T) {
 
 // TestFailedLoginLimitPerIP checks the per-IP limit across usernames.
 func TestFailedLoginLimitPerIP(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	opt := cachedOptions(c)
 	opt.MaxUserFailures, opt.MaxIPFailures = 100, 4
 	gw := startGateway(t, opt)

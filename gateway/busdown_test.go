@@ -6,6 +6,7 @@ import (
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestBusDownBoundsCachedReads(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
 	rs := redistest.Start(t)
-	clk := &clock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.AuthTTL = time.Hour
@@ -40,7 +41,7 @@ func TestBusDownBoundsCachedReads(t *testing.T) {
 	}
 	waitBus := func(up bool) {
 		t.Helper()
-		if !waitUntil(10*time.Second, func() bool { return bus.Up() == up && bus.Serving() == up }) {
+		if !testsupport.WaitUntil(10*time.Second, func() bool { return bus.Up() == up && bus.Serving() == up }) {
 			t.Fatalf("bus up=%v serving=%v, want %v", bus.Up(), bus.Serving(), up)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -14,7 +15,7 @@ import (
 // script touches several counters at once (per user and address, per address, per user), which a cluster runs
 // only when they share a hash slot, so the third failure through either replica locks the user on both.
 func TestFailedLoginLimitOnCluster(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	cl := redistest.StartCluster(t, 0)
 	var gws [2]*testGateway
 	for i := range gws {

@@ -1,36 +1,24 @@
 package gateway
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-// clock is a settable clock for the cache and credential TTLs.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // staleGateway is a cached gateway in front of a core of its own, on a clock of the test's, whose entries are
 // fresh for 10 s and may stand in for a failing core for a minute after (stale_if_error); its credentials last
 // an hour, so the core is not needed to verify them again.
-func staleGateway(t *testing.T) (*coretest.Core, *clock, *testGateway) {
+func staleGateway(t *testing.T) (*coretest.Core, *testsupport.Clock, *testGateway) {
 	t.Helper()
 	c := coretest.Start(t, coretest.Options{})
-	clk := &clock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.AuthTTL = time.Hour
@@ -94,32 +82,8 @@ func TestStaleIfError(t *testing.T) {
 // TestUpstreamTimeout puts the gateway in front of a listener that accepts and never answers: the caller
 // gets 504 with an XML error instead of a hang.
 func TestUpstreamTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, UpstreamTimeout: 300 * time.Millisecond,
+	silent := testsupport.ServeTCP(t, "127.0.0.1:0", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + silent}, UpstreamTimeout: 300 * time.Millisecond,
 		Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPut} {
 		res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "<requirement/>")
@@ -172,24 +136,13 @@ func TestRequestID(t *testing.T) {
 // TestUpstreamReset puts the gateway in front of a listener that accepts and closes every connection at once:
 // the caller gets 502 with an XML error.
 func TestUpstreamReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0) // RST instead of FIN
-			}
-			c.Close()
+	resetting := testsupport.ServeTCP(t, "127.0.0.1:0", func(c net.Conn) {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // RST instead of FIN
 		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	gw := startGateway(t, Options{Upstreams: []string{"http://" + ln.Addr().String()}, Cache: CacheOptions{Enabled: true}})
+		c.Close()
+	})
+	gw := startGateway(t, Options{Upstreams: []string{"http://" + resetting}, Cache: CacheOptions{Enabled: true}})
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		res := do(t, method, gw.URL+"/api2/demo/re", "demo", "demo", "<requirement/>")
 		if got, want := res.Status, http.StatusBadGateway; got != want {

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -14,7 +15,7 @@ import (
 // wrong passwords spread over two gateways reach the per-username limit together. With Redis gone, each
 // replica still counts the failures it saw itself.
 func TestFailedLoginLimitAcrossReplicas(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	rs := redistest.Start(t)
 	var gws [2]*testGateway
 	for i := range gws {

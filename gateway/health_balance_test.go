@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // requestsTo returns how many requests the gateway sent to the core at addr.
@@ -65,43 +66,25 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 
 	// Creates run in the background through the whole test; each POST is sent by the client once.
 	var posts, created atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>health %d</value></field></fields></requirement>`, i)
-			posts.Add(1)
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+"/api2/demo/re", strings.NewReader(body))
-			req.SetBasicAuth("demo", "demo")
-			req.Header.Set("Content-Type", "application/xml")
-			res, err := client.Do(req)
-			if err != nil {
-				continue
-			}
-			res.Body.Close()
-			if res.StatusCode == http.StatusCreated {
-				created.Add(1)
-			}
-			time.Sleep(5 * time.Millisecond)
+	stop := testsupport.Workers(1, func(_, i int) bool {
+		body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>health %d</value></field></fields></requirement>`, i)
+		posts.Add(1)
+		if res, err := send(http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", body); err == nil && res.Status == http.StatusCreated {
+			created.Add(1)
 		}
-	}()
+		time.Sleep(5 * time.Millisecond)
+		return true
+	})
 
 	read := func() int {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "", "Cache-Control: no-cache").Status
 	}
-	if !waitUntil(10*time.Second, func() bool { return requestsTo(gw, a.Addr) > 0 && requestsTo(gw, b.Addr) > 0 }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return requestsTo(gw, a.Addr) > 0 && requestsTo(gw, b.Addr) > 0 }) {
 		t.Fatalf("both cores should get requests: %+v", gw.Stats().Upstreams)
 	}
 
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped core still up: %+v", gw.Stats().Upstreams)
 	}
 	// From now on, the stopped core gets nothing and every read succeeds.
@@ -116,15 +99,14 @@ func TestHealthChecksTakeCoreOutAndBack(t *testing.T) {
 	}
 
 	b.Restart(t)
-	if !waitUntil(10*time.Second, func() bool {
+	if !testsupport.WaitUntil(10*time.Second, func() bool {
 		read()
 		return upState(gw, b.Addr) && requestsTo(gw, b.Addr) > sentToB
 	}) {
 		t.Fatalf("restarted core gets no requests: %+v", gw.Stats().Upstreams)
 	}
 
-	close(stop)
-	wg.Wait()
+	stop()
 	stored := int64(liveRecords(t, a) + liveRecords(t, b) - before)
 	if stored < created.Load() || stored > posts.Load() {
 		t.Errorf("creates stored: got %d, want between %d (answered 201) and %d (sent)", stored, created.Load(), posts.Load())
@@ -142,7 +124,7 @@ func TestAllCoresDownStillTried(t *testing.T) {
 	gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 100 * time.Millisecond})
 	a.Stop()
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, a.Addr) && !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, a.Addr) && !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped cores still up: %+v", gw.Stats().Upstreams)
 	}
 	if got, want := do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "").Status, http.StatusBadGateway; got != want {
@@ -150,7 +132,7 @@ func TestAllCoresDownStillTried(t *testing.T) {
 	}
 	a.Restart(t)
 	// Tried while still marked down: the first request after the restart may already succeed.
-	if !waitUntil(10*time.Second, func() bool {
+	if !testsupport.WaitUntil(10*time.Second, func() bool {
 		return do(t, http.MethodGet, gw.URL+"/api2/demo/re/1", "demo", "demo", "").Status == http.StatusOK
 	}) {
 		t.Fatal("no success after a core came back")
@@ -361,11 +343,11 @@ func TestSlowStart(t *testing.T) {
 	}
 
 	b.Stop()
-	if !waitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return !upState(gw, b.Addr) }) {
 		t.Fatalf("stopped core still up: %+v", gw.Stats().Upstreams)
 	}
 	b.Restart(t)
-	if !waitUntil(10*time.Second, func() bool { return upState(gw, b.Addr) }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return upState(gw, b.Addr) }) {
 		t.Fatalf("restarted core not back: %+v", gw.Stats().Upstreams)
 	}
 	first := batch(20)

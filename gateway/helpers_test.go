@@ -2,12 +2,9 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/config/configtest"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // testGateway is a gateway serving on a real loopback port.
@@ -91,59 +89,21 @@ func cachedOptions(c *coretest.Core) Options {
 }
 
 // reply is a response read whole.
-type reply struct {
-	Status int
-	Header http.Header
-	Body   string
-}
+type reply = testsupport.Reply
 
 var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value". It
-// ends the test on a transport failure, so it is for the test's own goroutine; others use send.
+// do sends one request with Basic credentials (user "" sends none) and extra headers as "Key: value" (an
+// empty value removes the header). It ends the test on a transport failure, so it is for the test's own
+// goroutine; others use send.
 func do(tb testing.TB, method, url, user, pass, body string, headers ...string) reply {
 	tb.Helper()
-	r, err := send(method, url, user, pass, body, headers...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return r
+	return testsupport.Do(tb, client, method, url, user, pass, body, headers...)
 }
 
 // send is do returning the transport failure, for any goroutine.
 func send(method, url, user, pass, body string, headers ...string) (reply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return reply{}, fmt.Errorf("new request: %w", err)
-	}
-	if user != "" {
-		req.SetBasicAuth(user, pass)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		if v = strings.TrimSpace(v); v == "" {
-			req.Header.Del(k) // as curl -H 'Name:' does: the header is not sent
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return reply{}, fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return reply{}, fmt.Errorf("%s %s: read body: %w", method, url, err)
-	}
-	return reply{Status: res.StatusCode, Header: res.Header, Body: string(b)}, nil
+	return testsupport.Send(client, method, url, user, pass, body, headers...)
 }
 
 // get is a GET as demo/demo.
@@ -163,57 +123,31 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// waitUntil polls cond until it holds or limit passes; limit is a correctness bound, not a timing check.
-func waitUntil(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
-}
-
 // TestNewRefuses checks that New refuses what no configuration can mean instead of putting a default in its
 // place: a zero Options is refused, the default configuration's options are not.
 func TestNewRefuses(t *testing.T) {
-	tests := []struct {
-		name    string
-		edit    func(*Options)
-		wantErr string // "" = accepted
-	}{
-		{"configured", func(*Options) {}, ""},
-		{"auth never", func(o *Options) { o.AuthTTL = 0 }, ""},
-		{"zero options", func(o *Options) { *o = Options{} }, "no upstream"},
-		{"no upstream timeout", func(o *Options) { o.UpstreamTimeout = 0 }, "UpstreamTimeout"},
-		{"budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"},
-		{"no body share", func(o *Options) { o.BodyShare = 0 }, "BodyShare"},
-		{"upload rate without grace", func(o *Options) { o.UploadGrace = 0 }, "UploadGrace"},
-		{"no upload rate", func(o *Options) { o.MinUploadRate, o.UploadGrace = 0, 0 }, ""},
-		{"negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"},
-		{"no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"},
-		{"negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"},
-		{"negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"},
-		{"no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }, ""},
-		{"negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"},
-		{"redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }, ""},
-		{"redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := configured()
-			tt.edit(&o)
-			g, err := New(o)
-			if err == nil {
-				_ = g.Shutdown(t.Context())
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("New: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
-			}
-		})
-	}
+	configtest.CheckNew(t, configured, func(o Options) error {
+		g, err := New(o)
+		if err == nil {
+			_ = g.Shutdown(t.Context())
+		}
+		return err
+	}, []configtest.Edit[Options]{
+		configtest.Accepted("configured", func(*Options) {}),
+		configtest.Accepted("auth never", func(o *Options) { o.AuthTTL = 0 }),
+		configtest.Refused("zero options", func(o *Options) { *o = Options{} }, "no upstream"),
+		configtest.Refused("no upstream timeout", func(o *Options) { o.UpstreamTimeout = 0 }, "UpstreamTimeout"),
+		configtest.Refused("budget below body", func(o *Options) { o.BodyBudget = int64(o.MaxBodyBytes) - 1 }, "BodyBudget"),
+		configtest.Refused("no body share", func(o *Options) { o.BodyShare = 0 }, "BodyShare"),
+		configtest.Refused("upload rate without grace", func(o *Options) { o.UploadGrace = 0 }, "UploadGrace"),
+		configtest.Accepted("no upload rate", func(o *Options) { o.MinUploadRate, o.UploadGrace = 0, 0 }),
+		configtest.Refused("negative auth ttl", func(o *Options) { o.AuthTTL = -1 }, "AuthTTL"),
+		configtest.Refused("no scope", func(o *Options) { o.Cache.Scope = "" }, "cache scope"),
+		configtest.Refused("negative health interval", func(o *Options) { o.HealthInterval = -1 }, "HealthInterval"),
+		configtest.Refused("negative health timeout", func(o *Options) { o.HealthTimeout = -1 }, "HealthTimeout"),
+		configtest.Accepted("no cap per account", func(o *Options) { o.MaxInflightPerAccount = 0 }),
+		configtest.Refused("negative cap per account", func(o *Options) { o.MaxInflightPerAccount = -1 }, "MaxInflightPerAccount"),
+		configtest.Accepted("redis namespace", func(o *Options) { o.RedisNamespace = "alpha" }),
+		configtest.Refused("redis namespace with the separator", func(o *Options) { o.RedisNamespace = "a:b" }, "RedisNamespace"),
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // heldCore is the real core behind a proxy that keeps every request whose path starts with prefix waiting until
@@ -56,7 +57,7 @@ func startHeldCore(t *testing.T, c *coretest.Core, prefix string) *heldCore {
 // reaching the core, its cached reads are still served, and another account's reads and writes are all
 // answered meanwhile. Once its requests finish, the account gets its share back.
 func TestInflightPerAccount(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	core := startHeldCore(t, c, "/api2/acme/re/search")
 	const (
 		pool  = 4 // connections to the core
@@ -95,7 +96,7 @@ func TestInflightPerAccount(t *testing.T) {
 	defer wg.Wait()
 	defer core.release()
 	// Each search is either held at the core or answered; a correctness bound, not a timing check.
-	if !waitUntil(10*time.Second, func() bool { return core.held.Load()+answered.Load() == flood }) {
+	if !testsupport.WaitUntil(10*time.Second, func() bool { return core.held.Load()+answered.Load() == flood }) {
 		t.Fatalf("searches held at the core %d, answered %d, want %d in all", core.held.Load(), answered.Load(), flood)
 	}
 	if got := core.held.Load(); got != share {

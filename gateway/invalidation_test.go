@@ -10,6 +10,7 @@ import (
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -34,14 +35,14 @@ func startReplica(t *testing.T, opt Options, rs *redistest.Server) *testGateway 
 // connecting after start, and a replica serves hits only once it has joined the bus.
 func waitListening(t *testing.T, a, b *testGateway) {
 	t.Helper()
-	if !waitUntil(5*time.Second, func() bool {
+	if !testsupport.WaitUntil(5*time.Second, func() bool {
 		a.invalidate(cache.Write{Account: "probe"})
 		return b.cache.Generation("probe") > 0
 	}) {
 		t.Fatal("replica B never received an invalidation")
 	}
 	for _, g := range []*testGateway{a, b} {
-		if rb, ok := g.bus.(*cache.RedisBus); ok && !waitUntil(10*time.Second, rb.Serving) {
+		if rb, ok := g.bus.(*cache.RedisBus); ok && !testsupport.WaitUntil(10*time.Second, rb.Serving) {
 			t.Fatal("a replica never joined the bus")
 		}
 	}
@@ -71,7 +72,7 @@ func TestInvalidationAcrossReplicas(t *testing.T) {
 	}
 	written := time.Now()
 	for _, p := range paths[:2] {
-		if !waitUntil(time.Second-time.Since(written), func() bool {
+		if !testsupport.WaitUntil(time.Second-time.Since(written), func() bool {
 			return strings.Contains(get(t, b.URL+p).Body, "Changed through replica A")
 		}) {
 			t.Fatalf("replica B still serves the old %s one second after the write", p)

@@ -4,27 +4,14 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
-
-// testClock is a clock a test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func mustLimiter(tb testing.TB, limit int) *ratelimit.Limiter {
 	tb.Helper()
@@ -45,13 +32,13 @@ func TestReconfigure(t *testing.T) {
 		start func(o *Options)
 		live  func(t *testing.T) Live
 		// probe sends the request whose answer shows the option; it returns what the test compares.
-		probe         func(t *testing.T, gw *testGateway, clk *testClock) string
+		probe         func(t *testing.T, gw *testGateway, clk *testsupport.Clock) string
 		before, after string
 	}{
 		{
 			name: "cors origins",
 			live: func(*testing.T) Live { return Live{CORSOrigins: []string{"https://app.example.com"}} },
-			probe: func(t *testing.T, gw *testGateway, _ *testClock) string {
+			probe: func(t *testing.T, gw *testGateway, _ *testsupport.Clock) string {
 				return get(t, gw.URL+"/api2/demo/re/1", "Origin: https://app.example.com").Header.Get("Access-Control-Allow-Origin")
 			},
 			before: "", after: "https://app.example.com",
@@ -61,7 +48,7 @@ func TestReconfigure(t *testing.T) {
 			live: func(*testing.T) Live {
 				return Live{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 			},
-			probe: func(t *testing.T, gw *testGateway, _ *testClock) string {
+			probe: func(t *testing.T, gw *testGateway, _ *testsupport.Clock) string {
 				res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", create,
 					"X-Forwarded-Proto: https", "X-Forwarded-Host: api.example.com")
 				loc := res.Header.Get("Location")
@@ -72,7 +59,7 @@ func TestReconfigure(t *testing.T) {
 		{
 			name: "limiter added",
 			live: func(t *testing.T) Live { return Live{Limiter: mustLimiter(t, 1)} },
-			probe: func(t *testing.T, gw *testGateway, _ *testClock) string {
+			probe: func(t *testing.T, gw *testGateway, _ *testsupport.Clock) string {
 				get(t, gw.URL+"/api2/demo/re/1")
 				return http.StatusText(get(t, gw.URL+"/api2/demo/re/1").Status)
 			},
@@ -82,7 +69,7 @@ func TestReconfigure(t *testing.T) {
 			name:  "limiter removed",
 			start: func(o *Options) { o.Limiter = mustLimiter(t, 1) },
 			live:  func(*testing.T) Live { return Live{} },
-			probe: func(t *testing.T, gw *testGateway, _ *testClock) string {
+			probe: func(t *testing.T, gw *testGateway, _ *testsupport.Clock) string {
 				return http.StatusText(get(t, gw.URL+"/api2/demo/re/1").Status)
 			},
 			// The limiter admits one: the probe before Reconfigure; it would reject the one after.
@@ -91,7 +78,7 @@ func TestReconfigure(t *testing.T) {
 		{
 			name: "cache ttl",
 			live: func(*testing.T) Live { return Live{CacheTTL: 10 * time.Second} },
-			probe: func(t *testing.T, gw *testGateway, clk *testClock) string {
+			probe: func(t *testing.T, gw *testGateway, clk *testsupport.Clock) string {
 				get(t, gw.URL+"/api2/demo/re/1", "Cache-Control: no-cache") // stored now
 				clk.Add(15 * time.Second)
 				return get(t, gw.URL+"/api2/demo/re/1").Header.Get("X-Cache")
@@ -101,7 +88,7 @@ func TestReconfigure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &testClock{now: time.Now()}
+			clk := testsupport.NewClock(time.Now())
 			opt := cachedOptions(c)
 			opt.Now = clk.Now
 			if tt.start != nil {

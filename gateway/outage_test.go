@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // failingCore is a core that fails every request sent to it: it reads the request's head, then closes the
@@ -17,28 +18,14 @@ import (
 // requests it was sent, by method.
 type failingCore struct {
 	URL string
-	ln  net.Listener
 	mu  sync.Mutex
 	got map[string]int
 }
 
 func startFailingCore(t *testing.T) *failingCore {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &failingCore{URL: "http://" + ln.Addr().String(), ln: ln, got: map[string]int{}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go f.fail(c)
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	f := &failingCore{got: map[string]int{}}
+	f.URL = "http://" + testsupport.ServeTCP(t, "127.0.0.1:0", f.fail)
 	return f
 }
 
@@ -81,7 +68,7 @@ func TestReadRetriedOnAnotherCore(t *testing.T) {
 	// The failing core is taken out at its first failure and tried again a second later: read until it has
 	// failed three reads.
 	reads := 0
-	if !waitUntil(30*time.Second, func() bool {
+	if !testsupport.WaitUntil(30*time.Second, func() bool {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
 			res := do(t, method, gw.URL+"/api2/demo/re/1", "demo", "demo", "")
 			reads++
@@ -96,7 +83,7 @@ func TestReadRetriedOnAnotherCore(t *testing.T) {
 
 	const create = `<requirement><fields><field><name>field_101</name><value>w</value></field></fields></requirement>`
 	failed := 0
-	if !waitUntil(30*time.Second, func() bool {
+	if !testsupport.WaitUntil(30*time.Second, func() bool {
 		before := failing.sent(http.MethodPost)
 		res := do(t, http.MethodPost, gw.URL+"/api2/demo/re", "demo", "demo", create)
 		if failing.sent(http.MethodPost) == before {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -14,7 +15,7 @@ import (
 // remembered credentials forgotten (the next request is checked with the core again), while another account
 // keeps its entries and credentials.
 func TestPurgeAcrossReplicas(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	rs := redistest.Start(t)
 	a, b := startReplica(t, cachedOptions(c), rs), startReplica(t, cachedOptions(c), rs)
 	waitListening(t, a, b)
@@ -37,7 +38,7 @@ func TestPurgeAcrossReplicas(t *testing.T) {
 	}
 	a.Purge("acme")
 	for name, gw := range map[string]*testGateway{"purging replica": a, "other replica": b} {
-		if !waitUntil(5*time.Second, func() bool { return remembered(gw, "acme") == 0 }) {
+		if !testsupport.WaitUntil(5*time.Second, func() bool { return remembered(gw, "acme") == 0 }) {
 			t.Errorf("%s: acme's credential still remembered", name)
 		}
 		if remembered(gw, "globex") != 1 {

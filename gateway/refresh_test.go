@@ -14,6 +14,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/accounts"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestRefreshAhead: a remembered credential used past half its TTL is re-verified in the background, so the
@@ -21,8 +22,8 @@ import (
 // routine re-verification); and a credential whose password changed meanwhile is forgotten by that refresh,
 // before its TTL runs out.
 func TestRefreshAhead(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
-	clk := &testClock{now: time.Now()}
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.AuthTTL = 10 * time.Second
@@ -73,7 +74,7 @@ func TestRefreshAhead(t *testing.T) {
 	}
 
 	// alice's password changes in the core; the next refresh learns it and forgets the credential.
-	prov, err := accounts.Parse("changed.yaml", []byte(strings.Replace(twoAccounts, "password: alice-secret", "password: alice-new", 1)))
+	prov, err := accounts.Parse("changed.yaml", []byte(strings.Replace(testsupport.TwoAccounts, "password: alice-secret", "password: alice-new", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestRefreshAhead(t *testing.T) {
 // when the core answers again, the next refresh renews the credential, so it outlives its first expiry without
 // a request waiting for a verification.
 func TestRefreshBackoff(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	target, err := url.Parse(c.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestRefreshBackoff(t *testing.T) {
 			t.Cleanup(front.Close)
 			t.Cleanup(recovered) // before front.Close, which waits for the held requests
 
-			clk := &testClock{now: time.Now()}
+			clk := testsupport.NewClock(time.Now())
 			opt := cachedOptions(c)
 			opt.Upstreams = []string{front.URL}
 			opt.Now = clk.Now

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
@@ -16,7 +17,7 @@ import (
 // client created, until cache.ttl has passed too.
 func TestTTLByRoute(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	clk := &testClock{now: time.Now()}
+	clk := testsupport.NewClock(time.Now())
 	opt := cachedOptions(c)
 	opt.Now = clk.Now
 	opt.Cache.TTL = 30 * time.Second

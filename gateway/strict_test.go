@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // rawAuth is the Authorization line of demo/demo.
@@ -246,29 +246,11 @@ func FuzzFramingHeaders(f *testing.F) {
 	})
 }
 
-// lockedBuffer is a log destination the server's goroutines write while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestParseErrorLog sends requests fasthttp cannot parse, with credentials: the server's log line about each
 // goes to the gateway's logger and quotes nothing of the request.
 func TestParseErrorLog(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	opt := cachedOptions(c)
 	// At debug: past the first, such lines are written at debug (TestJunkConnectionsDoNotFloodTheLog).
 	opt.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -281,7 +263,7 @@ func TestParseErrorLog(t *testing.T) {
 			t.Fatalf("status=%d, want 400", answers[0].Status)
 		}
 	}
-	if !waitUntil(5*time.Second, func() bool { return strings.Count(logs.String(), "error when serving connection") == 2 }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { return strings.Count(logs.String(), "error when serving connection") == 2 }) {
 		t.Fatalf("no log line for each request; log:\n%s", logs.String())
 	}
 	if l := logs.String(); strings.Contains(l, "ZGVtbzpkZW1v") || strings.Contains(l, "api2") {
@@ -295,7 +277,7 @@ func TestParseErrorLog(t *testing.T) {
 // is counted in reqgate_gateway_connection_errors_total.
 func TestJunkConnectionsDoNotFloodTheLog(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	opt := cachedOptions(c)
 	opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	gw := startGateway(t, opt)
@@ -315,7 +297,7 @@ func TestJunkConnectionsDoNotFloodTheLog(t *testing.T) {
 		_ = nc.Close()
 	}
 	// Other tests' junk adds to the process-wide counter, never takes from it.
-	if !waitUntil(5*time.Second, func() bool { return connectionErrors.Get()-before >= junk }) {
+	if !testsupport.WaitUntil(5*time.Second, func() bool { return connectionErrors.Get()-before >= junk }) {
 		t.Fatalf("reqgate_gateway_connection_errors_total rose by %d, want at least %d", connectionErrors.Get()-before, junk)
 	}
 	l := logs.String()
@@ -329,7 +311,7 @@ func TestJunkConnectionsDoNotFloodTheLog(t *testing.T) {
 
 // The server's other lines (it is at its connection limit, say) are the operator's to see: always at warn.
 func TestServerLogOtherLinesWarn(t *testing.T) {
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	l := &serverLog{log: slog.New(slog.NewTextHandler(&logs, nil)), every: time.Hour}
 	for range 3 {
 		l.Printf("The incoming connection cannot be served, because %d concurrent connections are served.", 10)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 )
@@ -16,7 +17,7 @@ import (
 // cache-hit series of its own, the second counts as "other", and requests the core did not prove (an unknown
 // api_key, a wrong password) are in no account's series: a stranger names no label.
 func TestAccountMetrics(t *testing.T) {
-	c := coretest.Start(t, coretest.Options{AccountsYAML: twoAccounts})
+	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{RejectStatus: 429,
 		Policies: []ratelimit.Policy{{Name: "account", Key: "api_key", Limit: 3, Burst: 3, Period: time.Minute}}}))
 	if err != nil {

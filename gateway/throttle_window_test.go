@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
@@ -18,7 +19,7 @@ import (
 
 // mirroredLimiter is the limiter of the policy docs/api.md gives for the mirrored service's throttle (25 calls in
 // any 10 s, then blocked for 10 min, 503), on the clock clk, in process or (redis) in a private Redis.
-func mirroredLimiter(t *testing.T, clk *testClock, withRedis bool, policy ratelimit.Policy) *ratelimit.Limiter {
+func mirroredLimiter(t *testing.T, clk *testsupport.Clock, withRedis bool, policy ratelimit.Policy) *ratelimit.Limiter {
 	t.Helper()
 	opt := ratelimittest.With(ratelimit.Options{RejectStatus: http.StatusServiceUnavailable, Now: clk.Now,
 		Policies: []ratelimit.Policy{policy}})
@@ -67,7 +68,7 @@ func TestMirroredThrottle(t *testing.T) {
 	for _, backend := range []string{"local", "redis"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+			clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 			c := coretest.Start(t, coretest.Options{})
 			opt := cachedOptions(c)
 			opt.Limiter = mirroredLimiter(t, clk, backend == "redis", mirroredPolicy)
@@ -134,7 +135,7 @@ func TestMirroredThrottle(t *testing.T) {
 // restart the block.
 func TestThrottleStatusUnverifiedBlocked(t *testing.T) {
 	t.Parallel()
-	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	c := coretest.Start(t, coretest.Options{})
 	opt := cachedOptions(c)
 	opt.Limiter = mirroredLimiter(t, clk, false, ratelimit.Policy{Name: "per-ip", Key: ratelimit.KeyIP, Limit: 2,

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestHeaderCarrier checks the carrier over fasthttp's request header: lookups ignore case, Set replaces
@@ -112,7 +112,7 @@ func TestTracedRequests(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	var logBuf syncBuffer
+	var logBuf testsupport.LockedBuffer
 	// The access log is written while the gateway's logger is at info or below.
 	opt := Options{Upstreams: []string{proxy.URL}, Cache: CacheOptions{Enabled: true},
 		AccessLog: accesslog.New(&logBuf, "json"), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
@@ -283,28 +283,4 @@ func checkTrace(t *testing.T, spans tracetest.SpanStubs, core []string, logLine 
 	if !strings.Contains(logLine, `"trace_id":"`+tid+`"`) {
 		t.Errorf("access log lacks trace_id %s: %s", tid, logLine)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the gateway's goroutines and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // tlsCore is a core served over TLS with a certificate of a test CA, recording what each handshake presented.
@@ -168,7 +169,7 @@ func TestHTTPSUpstream(t *testing.T) {
 		a, b := startTLSCore(t, serverCA, true), startTLSCore(t, serverCA, true)
 		gw := startGateway(t, Options{Upstreams: []string{a.URL, b.URL}, HealthInterval: 20 * time.Millisecond,
 			UpstreamTLS: UpstreamTLS{CAFile: serverCA.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}})
-		if !waitUntil(5*time.Second, func() bool {
+		if !testsupport.WaitUntil(5*time.Second, func() bool {
 			_, _, ha := a.seen()
 			_, _, hb := b.seen()
 			return len(ha) > 1 && len(hb) > 1

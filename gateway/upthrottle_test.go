@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -19,7 +20,7 @@ import (
 // reads, and saying so in rate_throttle_status. The client's retries do not restart the upstream's block: when
 // the time is up, the upstream admits the account again.
 func TestUpstreamThrottleRespected(t *testing.T) {
-	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	c := coretest.Start(t, coretest.Options{})
 	mirror := ratelimit.Policy{Name: "account", Key: ratelimit.KeyAPIKey, Limit: 3, Burst: 3,
 		Period: 10 * time.Second, Algorithm: ratelimit.AlgorithmWindow, Block: 10 * time.Minute}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -22,7 +23,7 @@ const switched, restored = "switching to the fallback", "Redis is back"
 
 // healthLimiter is a limiter on srv that switches after 3 failures in a row and would probe again only after an
 // hour (a test makes the probe due with probeNow), logging to logs.
-func healthLimiter(t *testing.T, srv *redistest.Server, timeout time.Duration, logs *lockedBuffer) *Limiter {
+func healthLimiter(t *testing.T, srv *redistest.Server, timeout time.Duration, logs *testsupport.LockedBuffer) *Limiter {
 	t.Helper()
 	return replicas(t, srv, 1, Options{
 		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 1000, Burst: 1000, Period: time.Hour}},
@@ -53,7 +54,7 @@ func fromRedis(t *testing.T, l *Limiter, apiKey string) bool {
 func TestFailuresInARowSwitch(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	l := healthLimiter(t, srv, testRedisTimeout, &logs)
 	breakKey(t, srv, "bad")
 	for i := range 2 {
@@ -84,7 +85,7 @@ func TestFailuresInARowSwitch(t *testing.T) {
 func TestOneStallDoesNotSwitch(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	l := healthLimiter(t, srv, time.Second, &logs)
 	waitShared(t, l)
 	srv.Pause(t)
@@ -118,7 +119,7 @@ func TestOneStallDoesNotSwitch(t *testing.T) {
 func TestRecoveryNeedsProbe(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	l := healthLimiter(t, srv, testRedisTimeout, &logs)
 	breakKey(t, srv, "bad")
 	admin := newClient(t, srv)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reqgate/reqgate/config/configtest"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -171,31 +173,17 @@ func FuzzAdmitLocal(f *testing.F) {
 // TestNewRefusesUnset checks that New refuses the values a configuration always gives instead of putting a
 // default in their place, and takes MaxHeld 0 as "hold none".
 func TestNewRefusesUnset(t *testing.T) {
-	tests := []struct {
-		name    string
-		edit    func(*Options)
-		wantErr string // "" = accepted
-	}{
-		{"configured", func(*Options) {}, ""},
-		{"hold none", func(o *Options) { o.MaxHeld = 0 }, ""},
-		{"no reject status", func(o *Options) { o.RejectStatus = 0 }, "reject_status 0"},
-		{"no on_redis_error", func(o *Options) { o.OnRedisError = "" }, `on_redis_error ""`},
-		{"no redis timeout", func(o *Options) { o.RedisTimeout = 0 }, "must be positive"},
-		{"no redis backoff", func(o *Options) { o.RedisBackoff = 0 }, "must be positive"},
-		{"no replicas", func(o *Options) { o.LocalReplicas = 0 }, "local replicas 0"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := configured()
-			o.Logger = quiet
-			tt.edit(&o)
-			_, err := New(o)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("New: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("New: %v, want an error with %q", err, tt.wantErr)
-			}
-		})
-	}
+	configtest.CheckNew(t, configured, func(o Options) error {
+		o.Logger = quiet
+		_, err := New(o)
+		return err
+	}, []configtest.Edit[Options]{
+		configtest.Accepted("configured", func(*Options) {}),
+		configtest.Accepted("hold none", func(o *Options) { o.MaxHeld = 0 }),
+		configtest.Refused("no reject status", func(o *Options) { o.RejectStatus = 0 }, "reject_status 0"),
+		configtest.Refused("no on_redis_error", func(o *Options) { o.OnRedisError = "" }, `on_redis_error ""`),
+		configtest.Refused("no redis timeout", func(o *Options) { o.RedisTimeout = 0 }, "must be positive"),
+		configtest.Refused("no redis backoff", func(o *Options) { o.RedisBackoff = 0 }, "must be positive"),
+		configtest.Refused("no replicas", func(o *Options) { o.LocalReplicas = 0 }, "local replicas 0"),
+	})
 }

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -103,24 +103,6 @@ func TestReplicasAccuracy(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects log output from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // outageCase is one run of TestRedisOutage.
 type outageCase struct {
 	mode         string
@@ -155,7 +137,7 @@ func TestRedisOutage(t *testing.T) {
 
 func testRedisOutage(t *testing.T, tt outageCase) {
 	srv := redistest.Start(t)
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	opt := Options{
 		Policies:     []Policy{{Name: "account", Key: KeyAPIKey, Limit: 3, Burst: 3, Period: time.Hour}},
 		OnRedisError: tt.mode, RedisBackoff: 100 * time.Millisecond, RedisTimeout: testRedisTimeout,

@@ -5,32 +5,12 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
-
-// fakeClock is a limiter clock (Options.Now) the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // windowPolicy is the policy that reproduces the mirrored service's throttle, with the numbers of the test.
 func windowPolicy(limit int, period, block time.Duration) Policy {
@@ -46,7 +26,7 @@ func TestWindowNeverOverLimit(t *testing.T) { eachBackend(t, testWindowNeverOver
 
 func testWindowNeverOverLimit(t *testing.T, backend string) {
 	const limit, period = 5, 10 * time.Second
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := newLimiter(t, backend, Options{Policies: []Policy{windowPolicy(limit, period, 0)}, Now: clk.Now})
 	rnd := rand.New(rand.NewPCG(1, 2))
 	r := Request{APIKey: "k"}
@@ -108,7 +88,7 @@ func testWindowNeverOverLimit(t *testing.T, backend string) {
 func TestWindowFullPeriod(t *testing.T) { eachBackend(t, testWindowFullPeriod) }
 
 func testWindowFullPeriod(t *testing.T, backend string) {
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := newLimiter(t, backend, Options{Policies: []Policy{windowPolicy(25, 10*time.Second, 0)}, Now: clk.Now})
 	r := Request{APIKey: "k"}
 	ctx := context.Background()
@@ -152,7 +132,7 @@ func TestWindowBlock(t *testing.T) { eachBackend(t, testWindowBlock) }
 
 func testWindowBlock(t *testing.T, backend string) {
 	const block = 10 * time.Minute
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := newLimiter(t, backend, Options{Policies: []Policy{windowPolicy(3, 10*time.Second, block)}, Now: clk.Now})
 	r := Request{APIKey: "k"}
 	ctx := context.Background()
@@ -222,7 +202,7 @@ func testWindowBlock(t *testing.T, backend string) {
 func TestWindowWithGCRA(t *testing.T) { eachBackend(t, testWindowWithGCRA) }
 
 func testWindowWithGCRA(t *testing.T, backend string) {
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := newLimiter(t, backend, Options{Now: clk.Now, Policies: []Policy{
 		windowPolicy(3, time.Hour, 0),
 		{Name: "per-ip", Key: KeyIP, Limit: 2, Burst: 2, Period: time.Hour},
@@ -275,7 +255,7 @@ func TestFallbackWindowShare(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	srv.Stop()
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := replicas(t, srv, 1, Options{RedisTimeout: testRedisTimeout, RedisBackoff: time.Hour, LocalReplicas: 3,
 		Now: clk.Now, Policies: []Policy{windowPolicy(7, 10*time.Second, time.Minute)}})[0]
 	r := Request{APIKey: "k"}
@@ -295,7 +275,7 @@ func TestFallbackWindowShare(t *testing.T) {
 func TestWindowOverride(t *testing.T) { eachBackend(t, testWindowOverride) }
 
 func testWindowOverride(t *testing.T, backend string) {
-	clk := newFakeClock()
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	l := newLimiter(t, backend, Options{Now: clk.Now, Policies: []Policy{windowPolicy(2, time.Hour, time.Minute)},
 		Overrides: []Override{{APIKey: "big", Policy: "account", Limit: 4, Burst: 4, Period: time.Hour}}})
 	if got, last := admitN(l, Request{APIKey: "big"}, 6); got != 4 || last.RetryAfter < time.Minute {

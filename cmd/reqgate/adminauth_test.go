@@ -194,7 +194,7 @@ func TestAdminNotLoopback(t *testing.T) {
 		if resp, _ := adminDo(t, http.MethodGet, "http://"+admin+"/metrics"); resp.StatusCode != http.StatusOK {
 			t.Errorf("token %v: /metrics: %d, want 200", withToken, resp.StatusCode)
 		}
-		said := strings.Count(p.stdout.String(), "admin listener is not loopback")
+		said := strings.Count(p.Output.String(), "admin listener is not loopback")
 		if !withToken && said != 1 {
 			t.Errorf("without a token the log says %d times that /purge and pprof are off, want once", said)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestServeOutputIsLogLines runs `serve` with its output going to pipes, as under a container runtime or a
@@ -23,17 +24,9 @@ func TestServeOutputIsLogLines(t *testing.T) {
 	cmd := exec.Command(testbin.Binary(t), "serve", "--listen", listen, "--admin-listen", admin,
 		"--db", filepath.Join(t.TempDir(), "r.db"))
 	cmd.Env = os.Environ()
-	var stdout, stderr lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stdout: &stderr, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-	})
+	var stdout testsupport.LockedBuffer
+	cmd.Stdout = &stdout
+	p := testbin.Run(t, cmd) // p.Output is stderr
 	waitReady(t, p, "http://"+admin+"/readyz")
 	const n = 3
 	for range n {
@@ -45,10 +38,10 @@ func TestServeOutputIsLogLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		p.done <- err
+	case err := <-p.Done:
+		p.Done <- err
 		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.Output.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no exit within 20s of SIGTERM")
@@ -58,10 +51,10 @@ func TestServeOutputIsLogLines(t *testing.T) {
 		t.Errorf("stdout is not empty:\n%s", out)
 	}
 	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(p.Output.String(), "\n"), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("a line on stderr is not JSON: %q\n%s", line, stderr.String())
+			t.Fatalf("a line on stderr is not JSON: %q\n%s", line, p.Output.String())
 		}
 		recs = append(recs, rec)
 	}
@@ -72,7 +65,7 @@ func TestServeOutputIsLogLines(t *testing.T) {
 		}
 	}
 	if !banner {
-		t.Errorf("no demo account line with the base URLs:\n%s", stderr.String())
+		t.Errorf("no demo account line with the base URLs:\n%s", p.Output.String())
 	}
 	last := recs[len(recs)-1]
 	if last["msg"] != "stopped" || last["role"] != "serve" || last["uptime"] == "" || last["requests"] != float64(n) {

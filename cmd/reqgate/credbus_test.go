@@ -135,7 +135,7 @@ func TestCoreAccountChangeWithRedisDown(t *testing.T) {
 	if !strings.Contains(text, "\nreqgate_core_purge_publish_errors_total 1\n") {
 		t.Errorf("the unpublished purge was not counted:\n%s", grepLines(text, "purge_publish"))
 	}
-	if !strings.Contains(core.p.stdout.String(), "the gateways were not told of an account change") {
+	if !strings.Contains(core.p.Output.String(), "the gateways were not told of an account change") {
 		t.Error("the unpublished purge was not logged")
 	}
 }

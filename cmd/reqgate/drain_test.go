@@ -49,12 +49,12 @@ ratelimit:
 	}()
 	waitHeld(t, "http://"+admin+"/metrics")
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
+	case err := <-p.Done:
+		p.Done <- err // for the cleanup
 		if err != nil {
 			t.Errorf("exit after a drain past shutdown_timeout: %v, want status 0", err)
 		}
@@ -62,13 +62,13 @@ ratelimit:
 		t.Fatal("reqgate did not exit within 30s of SIGTERM")
 	}
 	cut := ""
-	for _, l := range strings.Split(p.stdout.String(), "\n") {
+	for _, l := range strings.Split(p.Output.String(), "\n") {
 		if strings.Contains(l, "shutdown_timeout passed; cutting what is still in flight") && strings.Contains(l, `"part":"gateway"`) {
 			cut = l
 		}
 	}
 	if !strings.Contains(cut, `"requests":1`) {
-		t.Errorf("no log line of the gateway's cut drain naming the 1 request it cut:\n%s", p.stdout.String())
+		t.Errorf("no log line of the gateway's cut drain naming the 1 request it cut:\n%s", p.Output.String())
 	}
 	<-held
 	spans, _ := recv.received()

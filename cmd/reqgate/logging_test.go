@@ -69,13 +69,13 @@ func TestEveryLineIsJSONWhileRedisIsDown(t *testing.T) {
 		"--redis", "redis://"+testbin.FreeAddr(t), "--config", cfg)
 	waitReady(t, p, "http://"+listen+"/healthz")
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(p.stdout.String(), `"part":"redis"`) {
+	for time.Now().Before(deadline) && !strings.Contains(p.Output.String(), `"part":"redis"`) {
 		if resp, err := http.Get("http://" + listen + "/api2/demo/re/1"); err == nil {
 			resp.Body.Close()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	out := p.stdout.String()
+	out := p.Output.String()
 	if !strings.Contains(out, `"part":"redis"`) {
 		t.Fatalf("no go-redis line within 15s:\n%s", out)
 	}
@@ -120,17 +120,17 @@ func TestCoreRequestLog(t *testing.T) {
 			}
 			if tt.want == "" {
 				time.Sleep(300 * time.Millisecond) // past the log writer's flush interval
-				if out := p.stdout.String(); strings.Contains(out, "rid-") {
+				if out := p.Output.String(); strings.Contains(out, "rid-") {
 					t.Errorf("a request line above level info:\n%s", out)
 				}
 				return
 			}
 			want := fmt.Sprintf(tt.want, i)
 			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) && !strings.Contains(p.stdout.String(), want) {
+			for time.Now().Before(deadline) && !strings.Contains(p.Output.String(), want) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			out := p.stdout.String()
+			out := p.Output.String()
 			if !strings.Contains(out, want) {
 				t.Fatalf("no request line with %s:\n%s", want, out)
 			}

@@ -15,90 +15,34 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // These tests run the real binary, as an operator would: built once per test run, started with the
 // contract's flags on free loopback ports and a temporary SQLite file.
 
 // proc is one running reqgate process.
-type proc struct {
-	cmd    *exec.Cmd
-	stdout *lockedBuffer
-	done   chan error
-}
+type proc = testbin.Proc
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
+// start runs the binary with args until the test ends.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(testbin.Binary(t), args...)
-	cmd.Env = os.Environ()
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stdout: out, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("reqgate %v output:\n%s", args, out.String())
-		}
-	})
-	return p
+	return testbin.Start(t, nil, args...)
 }
 
-// waitReady polls url until it answers 200.
+// waitReady polls url until it answers 200; the test ends if p exits first.
 func waitReady(t *testing.T, p *proc, url string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.done:
-			p.done <- err // for the cleanup, which waits for it
-			t.Fatalf("reqgate exited before ready: %v\n%s", err, p.stdout.String())
-		default:
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready within 30s", url)
+	p.WaitReady(t, url)
 }
 
+// do sends one request through http.DefaultClient as user (the password the same; "" sends no credentials)
+// and returns the response, its body read and closed, and the body.
 func do(t *testing.T, method, url, user, body string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	req, err := testsupport.NewRequest(method, url, user, user, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if user != "" {
-		req.SetBasicAuth(user, user)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -141,12 +85,12 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		}
 	}
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
+	case err := <-p.Done:
+		p.Done <- err // for the cleanup
 		if err != nil {
 			t.Fatalf("exit after SIGTERM: %v", err)
 		}
@@ -161,16 +105,16 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
 	}
 	// Its whole log, once it has stopped (lines are written within 100 ms, and at the stop).
-	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p2.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p2.done:
-		p2.done <- err // for the cleanup
+	case err := <-p2.Done:
+		p2.Done <- err // for the cleanup
 	case <-time.After(20 * time.Second):
 		t.Fatal("the second start did not exit within 20s of SIGTERM")
 	}
-	if out := p2.stdout.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
+	if out := p2.Output.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
 		t.Errorf("the second start's log, with the demo account provisioned again or no stop line:\n%s", out)
 	}
 }
@@ -201,51 +145,28 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked []string // Location headers of acknowledged creates
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
 	)
 	client := &http.Client{Timeout: 5 * time.Second}
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
-				req, _ := http.NewRequest(http.MethodPost, base+"/re", strings.NewReader(body))
-				req.SetBasicAuth("writer", "writer")
-				req.Header.Set("Content-Type", "application/xml")
-				resp, err := client.Do(req)
-				if err != nil {
-					return // the process is gone
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusCreated {
-					mu.Lock()
-					acked = append(acked, resp.Header.Get("Location"))
-					mu.Unlock()
-				}
-			}
-		}(w)
-	}
-	for {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 200 {
-			break
+	stop := testsupport.Workers(4, func(w, i int) bool {
+		body := fmt.Sprintf(`<requirement><fields><field><name>field_101</name><value>w%d-%d</value></field></fields></requirement>`, w, i)
+		resp, err := testsupport.Send(client, http.MethodPost, base+"/re", "writer", "writer", body)
+		if err != nil {
+			return false // the process is gone
 		}
-		time.Sleep(5 * time.Millisecond)
+		if resp.Status == http.StatusCreated {
+			mu.Lock()
+			acked = append(acked, resp.Header.Get("Location"))
+			mu.Unlock()
+		}
+		return true
+	})
+	if !testsupport.WaitUntil(time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 200 }) {
+		t.Fatal("fewer than 200 acknowledged creates within a minute")
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	p2 := start(t, args...)
 	waitReady(t, p2, "http://"+listen+"/readyz")
@@ -309,7 +230,7 @@ func TestUnknownCommand(t *testing.T) {
 }
 
 func TestLogWriterFlushesOnIntervalAndAtOnceForWarnings(t *testing.T) {
-	var out lockedBuffer
+	var out testsupport.LockedBuffer
 	lw := newLogWriter(&out, time.Hour)
 	fmt.Fprint(lw, "time=x level=INFO msg=request\n")
 	if got := out.String(); got != "" {
@@ -380,12 +301,12 @@ func TestLocationBehindProxies(t *testing.T) {
 // stallingWriter blocks every Write until release is closed, as a log file can while the kernel writes back.
 type stallingWriter struct {
 	release chan struct{}
-	lockedBuffer
+	testsupport.LockedBuffer
 }
 
 func (w *stallingWriter) Write(p []byte) (int, error) {
 	<-w.release
-	return w.lockedBuffer.Write(p)
+	return w.LockedBuffer.Write(p)
 }
 
 // TestLogWriterDoesNotWaitForItsDestination: while the destination of the log blocks, info lines (the access

@@ -71,7 +71,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	var lines []map[string]any
 	for time.Now().Before(deadline) {
 		lines = lines[:0]
-		for _, l := range strings.Split(p.stdout.String(), "\n") {
+		for _, l := range strings.Split(p.Output.String(), "\n") {
 			var rec map[string]any
 			if json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] == "request" &&
 				strings.HasPrefix(rec["request_id"].(string), "obs-") {
@@ -84,7 +84,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if len(lines) != n {
-		t.Fatalf("%d JSON access-log lines for %d requests; output:\n%s", len(lines), n, p.stdout.String())
+		t.Fatalf("%d JSON access-log lines for %d requests; output:\n%s", len(lines), n, p.Output.String())
 	}
 	rec := lines[n-1]
 	for k, want := range map[string]any{"account": "demo", "user": "demo", "status": float64(200), "cache": "HIT"} {
@@ -97,7 +97,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 			t.Errorf("access log lacks %s: %v", k, rec)
 		}
 	}
-	if out := p.stdout.String(); strings.Contains(out, "ZGVtbzpkZW1v") || strings.Contains(strings.ToLower(out), "authorization") {
+	if out := p.Output.String(); strings.Contains(out, "ZGVtbzpkZW1v") || strings.Contains(strings.ToLower(out), "authorization") {
 		t.Error("the log shows credentials")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestReadsThroughKilledCores runs a gateway in front of two core processes on one PostgreSQL database while
@@ -31,51 +32,35 @@ func TestReadsThroughKilledCores(t *testing.T) {
 		mu     sync.Mutex
 		reads  int
 		failed []string
-		stop   = make(chan struct{})
-		wg     sync.WaitGroup
 	)
-	for range 4 {
-		wg.Go(func() {
-			c := client()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				code, _, err := call(c, http.MethodGet, path, "")
-				mu.Lock()
-				reads++
-				if err != nil || code != http.StatusOK {
-					failed = append(failed, fmt.Sprintf("%d %v", code, err))
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	clients := []*http.Client{client(), client(), client(), client()}
+	stop := testsupport.Workers(len(clients), func(w, _ int) bool {
+		code, _, err := call(clients[w], http.MethodGet, path, "")
+		mu.Lock()
+		reads++
+		if err != nil || code != http.StatusOK {
+			failed = append(failed, fmt.Sprintf("%d %v", code, err))
+		}
+		mu.Unlock()
+		return true
+	})
 	readsNow := func() int { mu.Lock(); defer mu.Unlock(); return reads }
 	waitReads := func(n int) {
-		deadline := time.Now().Add(30 * time.Second)
-		for readsNow() < n {
-			if time.Now().After(deadline) {
-				t.Errorf("fewer than %d reads within 30s", n)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testsupport.WaitUntil(30*time.Second, func() bool { return readsNow() >= n }) {
+			t.Errorf("fewer than %d reads within 30s", n)
 		}
 	}
 	waitReads(200)
-	if err := coreProcs[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[0].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitReads(readsNow() + 400)
-	close(stop)
-	wg.Wait()
+	stop()
 	if len(failed) > 0 {
 		t.Errorf("%d of %d reads failed with one of two cores killed: %v", len(failed), reads, failed[:min(len(failed), 10)])
 	}
 
-	if err := coreProcs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[1].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{http.MethodGet, http.MethodPost} {

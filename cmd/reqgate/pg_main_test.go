@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
@@ -10,7 +9,6 @@ import (
 // TestMain stops the private PostgreSQL server the PostgreSQL tests of this package share (started by the
 // first of them that needs it).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	m.Run() // TestMain returning, the test binary exits with m.Run's code
 	pgtest.Stop()
-	os.Exit(code)
 }

@@ -77,14 +77,14 @@ func waitLog(t *testing.T, p *proc, match func(map[string]any) bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		for _, l := range strings.Split(p.stdout.String(), "\n") {
+		for _, l := range strings.Split(p.Output.String(), "\n") {
 			var rec map[string]any
 			if json.Unmarshal([]byte(l), &rec) == nil && match(rec) {
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no such log line in:\n%s", p.stdout.String())
+			t.Fatalf("no such log line in:\n%s", p.Output.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

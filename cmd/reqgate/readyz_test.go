@@ -67,7 +67,7 @@ func TestReadyzExcludeRedis(t *testing.T) {
 	if resp, body := adminDo(t, http.MethodGet, "http://"+gwAdmin+"/readyz"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("gateway started without Redis: /readyz = %d %q, want 503", resp.StatusCode, body)
 	}
-	if err := core.cmd.Process.Kill(); err != nil {
+	if err := core.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	resp, body := adminDo(t, http.MethodGet, "http://"+gwAdmin+"/readyz?exclude=redis")

@@ -66,7 +66,7 @@ func (n *reloadNode) write(t *testing.T, yaml string) {
 // reload sends SIGHUP and waits until the reload counter of result has moved to want.
 func (n *reloadNode) reload(t *testing.T, result string, want int) {
 	t.Helper()
-	if err := n.p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := n.p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	n.waitReloads(t, result, want)
@@ -81,8 +81,8 @@ func (n *reloadNode) waitReloads(t *testing.T, result string, want int) {
 			return
 		}
 		select {
-		case err := <-n.p.done:
-			n.p.done <- err
+		case err := <-n.p.Done:
+			n.p.Done <- err
 			t.Fatalf("reqgate exited: %v", err)
 		default:
 		}
@@ -178,7 +178,7 @@ func TestReloadRefusesInvalidFile(t *testing.T) {
 	if got := reloads(t, n.admin, "applied"); got != 0 {
 		t.Errorf("applied reloads %d, want 0", got)
 	}
-	out := n.p.stdout.String()
+	out := n.p.Output.String()
 	if !regexp.MustCompile(`"level":"ERROR","msg":"configuration reload refused[^\n]*ratelimit.policies\[0\].limit`).MatchString(out) {
 		t.Errorf("no error line naming the refused key:\n%s", out)
 	}
@@ -235,7 +235,7 @@ func TestReloadAccountFiles(t *testing.T) {
 			t.Errorf("%s:%s after the reload: %d, want %d", tt.user, tt.pass, a.status, tt.want)
 		}
 	}
-	if !strings.Contains(n.p.stdout.String(), `"msg":"account files applied"`) {
+	if !strings.Contains(n.p.Output.String(), `"msg":"account files applied"`) {
 		t.Error("the reload did not log the account files it applied")
 	}
 }
@@ -256,10 +256,10 @@ func TestReloadRestartKeysAndLogLevel(t *testing.T) {
 	// The warning flushed every line written before it: a request line of the request before the reload
 	// would be there. The process's output reaches the test through a pipe, so the warning, logged before the
 	// reload is counted, may still be on its way.
-	out := n.p.stdout.String()
+	out := n.p.Output.String()
 	for wait := time.Now().Add(5 * time.Second); !strings.Contains(out, "needs a restart") && time.Now().Before(wait); {
 		time.Sleep(10 * time.Millisecond)
-		out = n.p.stdout.String()
+		out = n.p.Output.String()
 	}
 	if i := strings.Index(out, "needs a restart"); i < 0 || accessLine.MatchString(out[:i]) {
 		t.Fatalf("an access log line at level warn, or no warning:\n%s", out)
@@ -274,11 +274,11 @@ func TestReloadRestartKeysAndLogLevel(t *testing.T) {
 		t.Errorf("something answers on the new listen address %s before a restart", moved)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !accessLine.MatchString(n.p.stdout.String()) && time.Now().Before(deadline) {
+	for !accessLine.MatchString(n.p.Output.String()) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !accessLine.MatchString(n.p.stdout.String()) {
-		t.Errorf("no access log line after log.level became info:\n%s", n.p.stdout.String())
+	if !accessLine.MatchString(n.p.Output.String()) {
+		t.Errorf("no access log line after log.level became info:\n%s", n.p.Output.String())
 	}
 }
 
@@ -293,7 +293,7 @@ func TestReloadWatchSeesChangesDuringStart(t *testing.T) {
 	// The admin listener starts after the file was read, before the store is opened and the demo account
 	// provisioned: a window of its own in every start.
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(n.p.stdout.String(), "admin listening") {
+	for !strings.Contains(n.p.Output.String(), "admin listening") {
 		if time.Now().After(deadline) {
 			t.Fatal("no admin listener within 30s")
 		}

@@ -64,7 +64,7 @@ func TestReadYourWritesPausedGateway(t *testing.T) {
 		t.Errorf("three gateways: %d of 200 reads after a write through another gateway were stale (%d of 200 warm reads hit)", stale, hits)
 	}
 
-	frozen := procs[2].cmd.Process
+	frozen := procs[2].Cmd.Process
 	if err := frozen.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

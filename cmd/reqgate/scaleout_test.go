@@ -18,6 +18,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 
 	"github.com/reqgate/reqgate/internal/testbin"
@@ -248,48 +249,32 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 		acked    []string                      // Locations of acknowledged creates
 		phase    int                           // 0: core 0 is killed; 1: core 0 is back, core 1 is killed
 		failures = [2]map[int][]string{{}, {}} // per phase: writer -> what failed
-		wg       sync.WaitGroup
-		stop     = make(chan struct{})
 	)
-	for w := range writers {
-		wg.Go(func() {
-			c := client()
-			gw := gateways[w%2]
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				code, loc, err := call(c, http.MethodPost, gw+"/api2/scale/re", titleBody(fmt.Sprintf("w%di%d", w, i)))
-				mu.Lock()
-				switch {
-				case err != nil:
-					failures[phase][w] = append(failures[phase][w], err.Error())
-				case code != http.StatusCreated:
-					failures[phase][w] = append(failures[phase][w], "status "+strconv.Itoa(code))
-				default:
-					acked = append(acked, loc)
-				}
-				mu.Unlock()
-			}
-		})
+	clients := make([]*http.Client, writers)
+	for w := range clients {
+		clients[w] = client()
 	}
-	waitAcked := func(n int) {
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			mu.Lock()
-			got := len(acked)
-			mu.Unlock()
-			if got >= n {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+	stop := testsupport.Workers(writers, func(w, i int) bool {
+		code, loc, err := call(clients[w], http.MethodPost, gateways[w%2]+"/api2/scale/re", titleBody(fmt.Sprintf("w%di%d", w, i)))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			failures[phase][w] = append(failures[phase][w], err.Error())
+		case code != http.StatusCreated:
+			failures[phase][w] = append(failures[phase][w], "status "+strconv.Itoa(code))
+		default:
+			acked = append(acked, loc)
 		}
-		t.Errorf("fewer than %d acknowledged writes within 30s", n)
+		return true
+	})
+	waitAcked := func(n int) {
+		if !testsupport.WaitUntil(30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= n }) {
+			t.Errorf("fewer than %d acknowledged writes within 30s", n)
+		}
 	}
 	waitAcked(150)
-	if err := coreProcs[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[0].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -307,15 +292,14 @@ func TestScaleOutSurvivesKilledCore(t *testing.T) {
 	atRestart := len(acked)
 	mu.Unlock()
 	waitAcked(atRestart + 100)
-	if err := coreProcs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := coreProcs[1].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	atKill2 := len(acked)
 	mu.Unlock()
 	waitAcked(atKill2 + 200)
-	close(stop)
-	wg.Wait()
+	stop()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -358,13 +342,13 @@ func TestServeOnPostgres(t *testing.T) {
 	if got, want := strings.Count(body, "<history>"), 2; got != want {
 		t.Errorf("history of the demo status field has %d entries, want %d:\n%s", got, want, body)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-p.done; err != nil {
+	if err := <-p.Done; err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
-	p.done <- nil // for the cleanup
+	p.Done <- nil // for the cleanup
 	p2 := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
 	waitReady(t, p2, "http://"+listen+"/readyz")
 	_, again := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1/fieldhistory/103", "demo", "")

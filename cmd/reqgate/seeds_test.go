@@ -90,12 +90,12 @@ func TestSeedRecordsKeepClientChanges(t *testing.T) {
 		t.Errorf("RE-7, new in the file: %d, want 200:\n%s", resp.StatusCode, body)
 	}
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
+	case err := <-p.Done:
+		p.Done <- err // for the cleanup
 		if err != nil {
 			t.Fatalf("exit after SIGTERM: %v", err)
 		}

@@ -47,15 +47,15 @@ func TestStalledGatewayDoesNotWriteLate(t *testing.T) {
 		return value
 	}
 
-	if err := procs[0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := procs[0].Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitStopped(t, procs[0].cmd.Process.Pid)
+	waitStopped(t, procs[0].Cmd.Process.Pid)
 	resumed := false
 	resume := func() {
 		if !resumed {
 			resumed = true
-			if err := procs[0].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			if err := procs[0].Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 				t.Error(err)
 			}
 		}
@@ -80,11 +80,11 @@ func TestStalledGatewayDoesNotWriteLate(t *testing.T) {
 		if got := title(); got != "newer" {
 			t.Fatalf("title %q after gateway A resumed, want the acknowledged %q: the abandoned write landed late", got, "newer")
 		}
-		if strings.Contains(procs[0].stdout.String(), "request not forwarded") {
+		if strings.Contains(procs[0].Output.String(), "request not forwarded") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("gateway A never reported the abandoned request as not forwarded:\n%s", procs[0].stdout.String())
+			t.Fatalf("gateway A never reported the abandoned request as not forwarded:\n%s", procs[0].Output.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestPortInUseProvisionsNothing starts serve on a fresh database path while one of its ports is taken: it
@@ -97,9 +97,9 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-p.done:
-			p.done <- err
-			t.Fatalf("core exited: %v\n%s", err, p.stdout.String())
+		case err := <-p.Done:
+			p.Done <- err
+			t.Fatalf("core exited: %v\n%s", err, p.Output.String())
 		default:
 		}
 		adminReady := status("http://" + admin + "/readyz")
@@ -113,10 +113,10 @@ func TestHealthzDuringAccountImport(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !seenStarting {
-		t.Fatalf("never saw /healthz 200 with /readyz 503 while the account file was applied:\n%s", p.stdout.String())
+		t.Fatalf("never saw /healthz 200 with /readyz 503 while the account file was applied:\n%s", p.Output.String())
 	}
 	if status("http://"+admin+"/readyz") != http.StatusOK {
-		t.Fatalf("the core did not finish the import within 60s:\n%s", p.stdout.String())
+		t.Fatalf("the core did not finish the import within 60s:\n%s", p.Output.String())
 	}
 	if resp, body := do(t, http.MethodGet, "http://"+listen+"/api2/big/re/3000", "u1", ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the import: status %d; %s", resp.StatusCode, body)
@@ -142,8 +142,8 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 		if resp, body := do(t, http.MethodGet, "http://"+admin+"/readyz", "", ""); resp.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz while the database is unreachable: %d %s", resp.StatusCode, body)
 		}
-		if !strings.Contains(p.stdout.String(), "store not reachable, retrying") {
-			t.Errorf("no retry logged:\n%s", p.stdout.String())
+		if !strings.Contains(p.Output.String(), "store not reachable, retrying") {
+			t.Errorf("no retry logged:\n%s", p.Output.String())
 		}
 		relay(t, relayAddr, target)
 		waitReady(t, p, "http://"+admin+"/readyz")
@@ -185,47 +185,14 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 // relay forwards TCP connections from addr to target until the test ends: a database that "comes up" at addr.
 func relay(t *testing.T, addr, target string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	track := func(c net.Conn) {
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+	testsupport.ServeTCP(t, addr, func(c net.Conn) {
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			track(c)
-			wg.Go(func() {
-				defer c.Close()
-				u, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				track(u)
-				defer u.Close()
-				go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
-				io.Copy(c, u)
-			})
-		}
+		defer u.Close()
+		// Either side ending ends both: at the test's end the client side is closed, and the relay with it.
+		go func() { _, _ = io.Copy(u, c); u.Close() }()
+		_, _ = io.Copy(c, u)
 	})
 }

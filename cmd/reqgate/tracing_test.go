@@ -138,7 +138,7 @@ func TestTracingThroughServe(t *testing.T) {
 			stop(t, p)
 
 			spans, services := recv.received()
-			checkAccessLogTrace(t, p.stdout.String(), tc.wantLogID)
+			checkAccessLogTrace(t, p.Output.String(), tc.wantLogID)
 			if !tc.wantSpans {
 				if len(spans) != 0 {
 					t.Errorf("%d spans exported, want none", len(spans))
@@ -158,15 +158,15 @@ func TestTracingThroughServe(t *testing.T) {
 // stop sends SIGTERM and waits for a clean exit: the shutdown flushes the spans.
 func stop(t *testing.T, p *proc) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
+	case err := <-p.Done:
 		if err != nil {
 			t.Fatalf("reqgate exited with %v", err)
 		}
-		p.done <- err // for the cleanup
+		p.Done <- err // for the cleanup
 	case <-time.After(30 * time.Second):
 		t.Fatal("reqgate did not stop within 30s of SIGTERM")
 	}
@@ -266,7 +266,7 @@ func TestCoreRequestLogTraceID(t *testing.T) {
 	}
 	stop(t, p)
 	ids := map[string]string{}
-	for l := range strings.SplitSeq(p.stdout.String(), "\n") {
+	for l := range strings.SplitSeq(p.Output.String(), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] == "request" && rec["part"] == "core" {
 			id, _ := rec["request_id"].(string)

@@ -53,12 +53,7 @@ func TestVersion(t *testing.T) {
 	t.Run("metric", func(t *testing.T) {
 		admin := testbin.FreeAddr(t)
 		cmd := exec.Command(stamped, "gateway", "--listen", testbin.FreeAddr(t), "--admin-listen", admin, "--upstream", "http://"+testbin.FreeAddr(t))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		p := &proc{cmd: cmd, stdout: &lockedBuffer{}, done: make(chan error, 1)}
-		go func() { p.done <- cmd.Wait() }()
-		defer func() { _ = cmd.Process.Kill(); <-p.done }()
+		p := testbin.Run(t, cmd)
 		waitReady(t, p, "http://"+admin+"/healthz")
 		_, body := do(t, http.MethodGet, "http://"+admin+"/metrics", "", "")
 		want := `reqgate_build_info{version="9.8.7",revision="abc123",goversion="` + runtime.Version() + `"} 1`

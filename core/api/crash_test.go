@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/core/sqlite"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // crashChildEnv names the database file when the test binary runs as the crash test's child core.
@@ -65,23 +65,7 @@ func TestAcknowledgedCreatesSurviveKill(t *testing.T) {
 	}
 	st.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChildProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child core: %v", err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
+	cmd, out := testsupport.Child(t, "TestCrashChildProcess", crashChildEnv+"="+path)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
 	if err != nil || !ok {
@@ -95,50 +79,39 @@ func TestAcknowledgedCreatesSurviveKill(t *testing.T) {
 		acked = map[int64]string{} // id -> title
 		kill  = make(chan struct{})
 		once  sync.Once
-		wg    sync.WaitGroup
 	)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				title := "w" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
-				r, _ := http.NewRequest("POST", "http://"+addr+"/api/acme/re", strings.NewReader(body("requirement", "field_101", title)))
-				r.SetBasicAuth("alice", "alice-secret")
-				res, err := client.Do(r)
-				if err != nil {
-					return // the core is gone
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != http.StatusCreated {
-					t.Errorf("create: status %d", res.StatusCode)
-					return
-				}
-				loc := res.Header.Get("Location")
-				id, err := strconv.ParseInt(loc[strings.LastIndexByte(loc, '/')+1:], 10, 64)
-				if err != nil {
-					t.Errorf("Location %q: %v", loc, err)
-					return
-				}
-				mu.Lock()
-				acked[id] = title
-				n := len(acked)
-				mu.Unlock()
-				if n >= killAfter {
-					once.Do(func() { close(kill) })
-				}
-			}
-		}()
-	}
+	stop := testsupport.Workers(4, func(w, i int) bool {
+		title := "w" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
+		res, err := testsupport.Send(client, "POST", "http://"+addr+"/api/acme/re", "alice", "alice-secret", body("requirement", "field_101", title))
+		if err != nil {
+			return false // the core is gone
+		}
+		if res.Status != http.StatusCreated {
+			t.Errorf("create: status %d", res.Status)
+			return false
+		}
+		loc := res.Header.Get("Location")
+		id, err := strconv.ParseInt(loc[strings.LastIndexByte(loc, '/')+1:], 10, 64)
+		if err != nil {
+			t.Errorf("Location %q: %v", loc, err)
+			return false
+		}
+		mu.Lock()
+		acked[id] = title
+		n := len(acked)
+		mu.Unlock()
+		if n >= killAfter {
+			once.Do(func() { close(kill) })
+		}
+		return true
+	})
 	<-kill
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
-	cmd.Wait()
-	killed = true
-	wg.Wait()
+	_ = cmd.Wait()
+	stop()
 
 	st, err = sqlite.Open(context.Background(), path)
 	if err != nil {

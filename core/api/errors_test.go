@@ -11,11 +11,12 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // fixedClock is Options with the clock at 1700000000.
 func fixedClock() api.Options {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	return api.Options{Now: c.Now}
 }
 
@@ -189,7 +190,7 @@ func TestWriteEncodings(t *testing.T) {
 				return
 			}
 			loc := e.must(r, http.StatusCreated).Header.Get("Location")
-			got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
+			got := testsupport.RecordValues(t, e.must(req{Path: "/api2/acme/re/" + loc[strings.LastIndexByte(loc, '/')+1:]}, http.StatusOK).Body)
 			if got["field_101"] != tt.title {
 				t.Errorf("title read back %q, want %q", got["field_101"], tt.title)
 			}
@@ -244,7 +245,7 @@ func TestAuthentication(t *testing.T) {
 // A verified credential is remembered for AuthTTL: a changed password takes effect after the TTL (or a
 // flush), and a wrong password is never remembered as right.
 func TestCredentialCache(t *testing.T) {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	e := start(t, api.Options{Now: c.Now, AuthTTL: time.Minute})
 	e.must(req{Path: "/api/acme/user"}, http.StatusOK)
 
@@ -267,7 +268,7 @@ func TestCredentialCache(t *testing.T) {
 // repeated while the user's hash is the one it was proved against: the core's CPU is not spent once per TTL on
 // every credential in use. A changed password, a deactivated user and a wrong password are still refused.
 func TestCredentialRecheckWithoutBcrypt(t *testing.T) {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	e := start(t, api.Options{Now: c.Now, AuthTTL: time.Minute})
 	var compared atomic.Int64
 	api.CountComparisons(e.API, &compared)

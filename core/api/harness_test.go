@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/core/sqlite"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // The test account "acme": requirements with one field of every type the record code distinguishes, a
@@ -178,11 +177,7 @@ var engines = []struct {
 }
 
 // resp is a response read whole.
-type resp struct {
-	Status int
-	Header http.Header
-	Body   string
-}
+type resp = testsupport.Reply
 
 // req describes a request of a test; the zero User means alice.
 type req struct {
@@ -208,22 +203,16 @@ func (e *env) send(r req) (resp, error) {
 	if r.Method == "" {
 		r.Method = http.MethodGet
 	}
-	var body io.Reader
-	if r.Body != "" {
-		body = strings.NewReader(r.Body)
-	}
-	hr, err := http.NewRequest(r.Method, e.URL+r.Path, body)
-	if err != nil {
-		return resp{}, fmt.Errorf("new request: %w", err)
-	}
-	if r.Body != "" {
-		hr.Header.Set("Content-Type", "application/xml")
-	}
+	user, pass := "", ""
 	if !r.NoAuth {
-		if r.User == "" {
-			r.User, r.Pass = "alice", "alice-secret"
+		user, pass = r.User, r.Pass
+		if user == "" {
+			user, pass = "alice", "alice-secret"
 		}
-		hr.SetBasicAuth(r.User, r.Pass)
+	}
+	hr, err := testsupport.NewRequest(r.Method, e.URL+r.Path, user, pass, r.Body)
+	if err != nil {
+		return resp{}, err
 	}
 	for k, v := range r.Header {
 		if v == "" {
@@ -232,16 +221,7 @@ func (e *env) send(r req) (resp, error) {
 		}
 		hr.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return resp{}, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return resp{}, fmt.Errorf("%s %s: read body: %w", r.Method, r.Path, err)
-	}
-	return resp{Status: res.StatusCode, Header: res.Header, Body: string(b)}, nil
+	return testsupport.Read(http.DefaultClient, hr)
 }
 
 // must does r and fails the test unless the status is want.
@@ -275,24 +255,6 @@ func body(root string, nv ...string) string {
 	}
 	b.WriteString("</fields></" + root + ">")
 	return b.String()
-}
-
-// clock is a settable clock for Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // on is e reporting to t (a subtest).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/sqlite"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // withKey is r sent with an Idempotency-Key.
@@ -127,7 +128,7 @@ func TestIdempotentCreatesRace(t *testing.T) {
 func TestIdempotencyKeyExpiresAndPersists(t *testing.T) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "core.db")
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 	open := func() *env {
 		st, err := sqlite.Open(ctx, file)
 		if err != nil {

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
@@ -9,7 +8,6 @@ import (
 
 // TestMain stops the PostgreSQL server the tests on that engine share.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	m.Run() // TestMain returning, the test binary exits with m.Run's code
 	pgtest.Stop()
-	os.Exit(code)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // Requests are counted by route class (the route table's, the gateway's label of the same request), method and
@@ -40,7 +41,7 @@ func TestMetrics(t *testing.T) {
 // An account's schema is cached for SchemaTTL; a stale one is served once while it reloads, and a change
 // shows afterwards.
 func TestSchemaCache(t *testing.T) {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	e := start(t, api.Options{Now: c.Now, SchemaTTL: 10 * time.Second, AuthTTL: time.Hour})
 	e.must(req{Path: "/api/acme/user/6"}, http.StatusOK)
 

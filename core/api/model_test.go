@@ -28,6 +28,7 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 var (
@@ -47,7 +48,7 @@ func TestModel(t *testing.T) {
 				st.Close()
 				t.Fatalf("apply the model account: %v", err)
 			}
-			clk := &clock{t: time.Unix(1_800_000_000, 0)}
+			clk := testsupport.NewClock(time.Unix(1_800_000_000, 0))
 			e := serve(t, st, api.Options{Now: clk.Now})
 			r := &run{t: t, e: e, clk: clk, engine: eng.name, seed: seed, ops: ops, rng: rand.New(rand.NewSource(seed)),
 				kinds: newModelKinds(p)}
@@ -65,7 +66,7 @@ func TestModel(t *testing.T) {
 type run struct {
 	t      *testing.T
 	e      *env
-	clk    *clock
+	clk    *testsupport.Clock
 	engine string
 	seed   int64
 	ops    int

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // The full record read of a requirement with every field type set, in version 2 (CDATA, value_plaintext)
@@ -234,7 +235,7 @@ func TestUpdateRecordsHistory(t *testing.T) {
 // An update makes a version only when it changes something: a PUT of the stored values makes none (no new
 // version_number, last update or history), and a version comment belongs to the version that carried it.
 func TestUpdateVersions(t *testing.T) {
-	c := &clock{t: time.Unix(1700000000, 0)}
+	c := testsupport.NewClock(time.Unix(1700000000, 0))
 	e := start(t, api.Options{Now: c.Now})
 	id := e.create("/api2", "re", body("requirement", "field_101", "A", "version_comment", "first"))
 	path := "/api2/acme/re/" + id
@@ -257,7 +258,7 @@ func TestUpdateVersions(t *testing.T) {
 			e := e.on(t)
 			c.Add(10 * time.Second)
 			e.must(req{Method: "PUT", Path: path, Body: st.body}, http.StatusOK)
-			got := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			got := testsupport.RecordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
 			if got["version_number"] != st.version || got["last_updated_time"] != st.updated || got["version_comment"] != st.comment {
 				t.Errorf("version_number %s, last_updated_time %s, version_comment %q; want %s, %s, %q",
 					got["version_number"], got["last_updated_time"], got["version_comment"], st.version, st.updated, st.comment)
@@ -298,7 +299,7 @@ func TestReadModifyWrite(t *testing.T) {
 			e := e.on(t)
 			path := tt.version + "/acme/" + tt.seg + "/" + tt.id
 			read := e.must(req{Path: path}, http.StatusOK).Body
-			before := recordValues(t, read)
+			before := testsupport.RecordValues(t, read)
 
 			e.must(req{Method: "PUT", Path: path, Body: read}, http.StatusOK)
 			if got := e.must(req{Path: path}, http.StatusOK).Body; got != read {
@@ -307,7 +308,7 @@ func TestReadModifyWrite(t *testing.T) {
 
 			edit := "Edited in " + tt.version[1:] // each subtest edits the record to a new title
 			e.must(req{Method: "PUT", Path: path, Body: setValue(t, read, tt.title, edit)}, http.StatusOK)
-			after := recordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
+			after := testsupport.RecordValues(t, e.must(req{Path: path}, http.StatusOK).Body)
 			wantVersion, _ := strconv.Atoi(before["version_number"])
 			if after[tt.title] != edit || after["version_number"] != strconv.Itoa(wantVersion+1) {
 				t.Errorf("after editing the title: title %q, version %s; want %q, %d", after[tt.title],
@@ -362,10 +363,10 @@ func TestVersion1TextareaIsText(t *testing.T) {
 			if want := "<value><![CDATA[" + tt.html + "]]></value>"; !strings.Contains(v2, want) {
 				t.Errorf("version 2 read lacks %s:\n%s", want, v2)
 			}
-			if got := recordValues(t, v2)["field_102"]; got != tt.html {
+			if got := testsupport.RecordValues(t, v2)["field_102"]; got != tt.html {
 				t.Errorf("version 2 value %q, want %q", got, tt.html)
 			}
-			if got := recordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != tt.text {
+			if got := testsupport.RecordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != tt.text {
 				t.Errorf("version 1 value %q, want %q", got, tt.text)
 			}
 		})
@@ -376,12 +377,12 @@ func TestVersion1TextareaIsText(t *testing.T) {
 	id := e.create("/api2", "re", body("requirement", "field_101", "x", "field_102", "<![CDATA[<p>Hi <b>there</b></p>]]>"))
 	v1 := e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body
 	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: v1}, http.StatusOK)
-	v2 := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)
+	v2 := testsupport.RecordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)
 	if v2["field_102"] != "<p>Hi <b>there</b></p>" || v2["version_number"] != "1" {
 		t.Errorf("after a version-1 read sent back: %q, version %s; want the HTML kept, version 1", v2["field_102"], v2["version_number"])
 	}
 	e.must(req{Method: "PUT", Path: "/api/acme/re/" + id, Body: setValue(t, v1, "field_102", "Hi &lt;there&gt;")}, http.StatusOK)
-	if got := recordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != "Hi &lt;there&gt;" {
+	if got := testsupport.RecordValues(t, e.must(req{Path: "/api2/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != "Hi &lt;there&gt;" {
 		t.Errorf("after a version-1 edit: %q, want %q", got, "Hi &lt;there&gt;")
 	}
 }
@@ -392,7 +393,7 @@ func TestVersion1TextareaMaxSizeCountsText(t *testing.T) {
 	e := start(t, fixedClock())
 	full := strings.Repeat("&amp;", 30000)
 	id := e.create("/api", "re", body("requirement", "field_101", "x", "field_102", full))
-	if got := recordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != strings.Repeat("&", 30000) {
+	if got := testsupport.RecordValues(t, e.must(req{Path: "/api/acme/re/" + id}, http.StatusOK).Body)["field_102"]; got != strings.Repeat("&", 30000) {
 		t.Errorf("version 1 read back %d characters, want the 30000 ampersands written", len(got))
 	}
 	res := e.must(req{Method: "POST", Path: "/api/acme/re", Body: body("requirement", "field_101", "x", "field_102", full+"&amp;")},
@@ -561,7 +562,7 @@ func TestCarriageReturnsReadBack(t *testing.T) {
 
 	for _, version := range []string{"/api", "/api2"} {
 		res := e.must(req{Path: version + "/acme/re/" + id}, http.StatusOK)
-		got := recordValues(t, res.Body)
+		got := testsupport.RecordValues(t, res.Body)
 		for name, want := range values {
 			if got[name] != want {
 				t.Errorf("%s: %s read back %q, want %q\n%s", version, name, got[name], want, res.Body)
@@ -585,25 +586,6 @@ func TestCarriageReturnsReadBack(t *testing.T) {
 	if len(h.Items) != 1 || h.Items[0].Old != values["field_102"] || h.Items[0].New != next {
 		t.Errorf("history %+v, want one change from %q to %q\n%s", h.Items, values["field_102"], next, res.Body)
 	}
-}
-
-// recordValues decodes a record read into its values by field name (the text of <value>).
-func recordValues(t *testing.T, doc string) map[string]string {
-	t.Helper()
-	var rec struct {
-		Fields []struct {
-			Name  string `xml:"name"`
-			Value string `xml:"value"`
-		} `xml:"fields>field"`
-	}
-	if err := xml.Unmarshal([]byte(doc), &rec); err != nil {
-		t.Fatalf("decode record: %v\n%s", err, doc)
-	}
-	m := make(map[string]string, len(rec.Fields))
-	for _, f := range rec.Fields {
-		m[f.Name] = f.Value
-	}
-	return m
 }
 
 // TestCustomRecordTakesNoVersionComment: a custom object's record has no version comment and no created_by or

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,25 +14,8 @@ import (
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/postgres"
 	"github.com/reqgate/reqgate/core/postgres/pgtest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
-
-// syncBuffer is a log destination for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestStoreRestartUnderLoad restarts PostgreSQL (a fast shutdown, as an operator's restart or a failover does)
 // while clients read, update and create records: whatever fails while it is away is 503 with Retry-After, never
@@ -51,7 +33,7 @@ func TestStoreRestartUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testsupport.LockedBuffer
 	e := serve(t, st, api.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	const workers = 6
@@ -59,58 +41,47 @@ func TestStoreRestartUnderLoad(t *testing.T) {
 		ok, unavailable atomic.Int64
 		mu              sync.Mutex
 		bad             []string // answers that are neither success nor 503 with Retry-After
-		stop            = make(chan struct{})
-		wg              sync.WaitGroup
 	)
-	for w := range workers {
-		path := "/api2/" + keyAcme + "/re/" + e.create("/api2", "re", body("requirement", "field_101", "start"))
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := req{Path: path}
-				switch i % 5 {
-				case 3:
-					r = req{Path: "/api2/" + keyAcme + "/re/search?created_time>1000000000"}
-				case 4:
-					r = req{Path: "/api2/" + keyAcme + "/user"}
-				case 1:
-					r = req{Method: "PUT", Path: path, Body: body("requirement", "field_101", fmt.Sprintf("w%d-%d", w, i))}
-				case 2:
-					r = req{Method: "POST", Path: "/api2/" + keyAcme + "/re", Body: body("requirement", "field_101", "new")}
-				}
-				got, err := e.send(r)
-				switch {
-				case err != nil:
-					mu.Lock()
-					bad = append(bad, err.Error())
-					mu.Unlock()
-				case got.Status < 300:
-					ok.Add(1)
-				case got.Status == http.StatusServiceUnavailable && got.Header.Get("Retry-After") != "":
-					unavailable.Add(1)
-				default:
-					mu.Lock()
-					bad = append(bad, fmt.Sprintf("%s %s: %d Retry-After %q %s", r.Method, r.Path, got.Status,
-						got.Header.Get("Retry-After"), strings.TrimSpace(got.Body)))
-					mu.Unlock()
-				}
-			}
-		})
+	paths := make([]string, workers)
+	for w := range paths {
+		paths[w] = "/api2/" + keyAcme + "/re/" + e.create("/api2", "re", body("requirement", "field_101", "start"))
 	}
+	stop := testsupport.Workers(workers, func(w, i int) bool {
+		path := paths[w]
+		r := req{Path: path}
+		switch i % 5 {
+		case 3:
+			r = req{Path: "/api2/" + keyAcme + "/re/search?created_time>1000000000"}
+		case 4:
+			r = req{Path: "/api2/" + keyAcme + "/user"}
+		case 1:
+			r = req{Method: "PUT", Path: path, Body: body("requirement", "field_101", fmt.Sprintf("w%d-%d", w, i))}
+		case 2:
+			r = req{Method: "POST", Path: "/api2/" + keyAcme + "/re", Body: body("requirement", "field_101", "new")}
+		}
+		got, err := e.send(r)
+		switch {
+		case err != nil:
+			mu.Lock()
+			bad = append(bad, err.Error())
+			mu.Unlock()
+		case got.Status < 300:
+			ok.Add(1)
+		case got.Status == http.StatusServiceUnavailable && got.Header.Get("Retry-After") != "":
+			unavailable.Add(1)
+		default:
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s %s: %d Retry-After %q %s", r.Method, r.Path, got.Status,
+				got.Header.Get("Retry-After"), strings.TrimSpace(got.Body)))
+			mu.Unlock()
+		}
+		return true
+	})
 	waitOK := func(n int64) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for ok.Load() < n {
-			if time.Now().After(deadline) {
-				close(stop)
-				wg.Wait()
-				t.Fatalf("fewer than %d successful requests within 60s (%d 503s); log:\n%s", n, unavailable.Load(), logs.String())
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testsupport.WaitUntil(60*time.Second, func() bool { return ok.Load() >= n }) {
+			stop()
+			t.Fatalf("fewer than %d successful requests within 60s (%d 503s); log:\n%s", n, unavailable.Load(), logs.String())
 		}
 	}
 	waitOK(200)
@@ -120,8 +91,7 @@ func TestStoreRestartUnderLoad(t *testing.T) {
 		}
 		waitOK(ok.Load() + 200) // served again once PostgreSQL is back
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if len(bad) > 0 {
 		t.Errorf("%d answers during two PostgreSQL restarts were not success or 503 with Retry-After, e.g.:\n%s\nlog:\n%s",
 			len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"), internalErrors(logs.String()))

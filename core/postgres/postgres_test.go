@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,9 +19,8 @@ import (
 // lowers the bcrypt cost of account files: the tests check what is stored, not how slowly it was hashed.
 func TestMain(m *testing.M) {
 	accounts.BcryptCost = bcrypt.MinCost
-	code := m.Run()
+	m.Run() // TestMain returning, the test binary exits with m.Run's code
 	pgtest.Stop()
-	os.Exit(code)
 }
 
 // openFresh opens a store on a new, empty database of the shared test server.

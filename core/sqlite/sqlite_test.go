@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/sqlite"
 	"github.com/reqgate/reqgate/core/storetest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 func open(t testing.TB, path string) *sqlite.Store {
@@ -104,16 +104,7 @@ func TestCrash(t *testing.T) {
 	}
 	st.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
-	}
+	cmd, out := testsupport.Child(t, "TestCrashChild", crashEnv+"="+path)
 	acked := map[int64]string{} // record id -> the version comment it was written with
 	updated := map[int64]string{}
 	sc := bufio.NewScanner(out)
@@ -141,7 +132,7 @@ func TestCrash(t *testing.T) {
 			killed = true // keep reading: lines already printed were acknowledged before the kill
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !killed {
 		t.Fatalf("child ended before it was killed (%d writes): %v", len(acked), err)
 	}

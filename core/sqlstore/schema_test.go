@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,9 +17,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	m.Run() // TestMain returning, the test binary exits with m.Run's code
 	pgtest.Stop()
-	os.Exit(code)
 }
 
 // TestSchemasAgree migrates a new SQLite file and a new PostgreSQL database and checks that the two dialects'

@@ -6,7 +6,6 @@ package attacktest
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -23,25 +22,14 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/gatewaytest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit"
 	"github.com/reqgate/reqgate/ratelimit/ratelimittest"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
 // accounts are two organisations: the victim (acme) and another tenant (globex).
-const accounts = `accounts:
-  - api_key: acme
-    name: Acme
-    users:
-      - {username: alice, password: alice-secret, email: alice@acme.test, firstname: Alice, lastname: Archer}
-      - {username: bob, password: bob-secret, email: bob@acme.test, firstname: Bob, lastname: Baker}
-    records:
-      - {kind: re, id: 1, created_by: alice, fields: {field_101: Acme secret plan}}
-  - api_key: globex
-    name: Globex
-    users:
-      - {username: gina, password: gina-secret, email: gina@globex.test, firstname: Gina, lastname: Globex}
-`
+const accounts = testsupport.TwoAccounts
 
 // secret is what only acme's users may read.
 const secret = "Acme secret plan"
@@ -49,23 +37,7 @@ const secret = "Acme secret plan"
 // serve runs a gateway with opt on a free loopback port (all of 127.0.0.1) until the test ends.
 func serve(tb testing.TB, opt gateway.Options) (*gateway.Gateway, string) {
 	tb.Helper()
-	g, err := gateway.New(opt)
-	if err != nil {
-		tb.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	return g, "http://" + ln.Addr().String()
+	return gatewaytest.Serve(tb, opt)
 }
 
 // cached are the options of the default configuration in front of c, with the cache on.
@@ -82,50 +54,19 @@ func from(ip string) *http.Client {
 
 var local = from("127.0.0.1")
 
-type reply struct {
-	status int
-	header http.Header
-	body   string
-}
+// reply is a response read whole.
+type reply = testsupport.Reply
 
 // call sends a request as user:pass ("" sends no credentials) with headers "Key: value". It ends the test
 // on a transport failure, so it is for the test's own goroutine; others use send.
 func call(tb testing.TB, c *http.Client, method, url, user, pass, body string, headers ...string) reply {
 	tb.Helper()
-	r, err := send(c, method, url, user, pass, body, headers...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return r
+	return testsupport.Do(tb, c, method, url, user, pass, body, headers...)
 }
 
 // send is call returning the transport failure, for any goroutine.
 func send(c *http.Client, method, url, user, pass, body string, headers ...string) (reply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return reply{}, fmt.Errorf("new request: %w", err)
-	}
-	if user != "" {
-		req.SetBasicAuth(user, pass)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Add(k, strings.TrimSpace(v))
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		return reply{}, fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return reply{res.StatusCode, res.Header, string(b)}, nil
+	return testsupport.Send(c, method, url, user, pass, body, headers...)
 }
 
 // raw sends request bytes on a connection of its own and returns the status line's code (0 when the
@@ -190,8 +131,8 @@ func testForgedCredentialAfterPreAuthAnswers(t *testing.T, m mode) {
 			g, url := serve(t, opt)
 			target := url + "/api2/acme/re/1"
 			for range 2 {
-				if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 {
-					t.Fatalf("alice's read: %d", r.status)
+				if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.Status != 200 {
+					t.Fatalf("alice's read: %d", r.Status)
 				}
 			}
 			forged := [][2]string{{"mallory", "anything"}, {"alice", "guess"}, {"gina", "gina-secret"}}
@@ -202,9 +143,9 @@ func testForgedCredentialAfterPreAuthAnswers(t *testing.T, m mode) {
 				t.Helper()
 				before := g.Stats().Cache.Hits
 				r := call(t, local, "GET", target, cr[0], cr[1], "")
-				if r.status != http.StatusUnauthorized || strings.Contains(r.body, secret) {
+				if r.Status != http.StatusUnauthorized || strings.Contains(r.Body, secret) {
 					t.Errorf("%s:%s after %s: status %d, X-Cache %q; want 401 without data",
-						cr[0], cr[1], probe, r.status, r.header.Get("X-Cache"))
+						cr[0], cr[1], probe, r.Status, r.Header.Get("X-Cache"))
 				}
 				if hits := g.Stats().Cache.Hits - before; hits != 0 {
 					t.Errorf("%s:%s after %s: served from the cache", cr[0], cr[1], probe)
@@ -220,8 +161,8 @@ func testForgedCredentialAfterPreAuthAnswers(t *testing.T, m mode) {
 				raw(t, addr, "GET "+m+" HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic bWFsbG9yeTphbnl0aGluZw==\r\n\r\n")
 				check("GET "+m, forged[0])
 			}
-			if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 || !strings.Contains(r.body, secret) {
-				t.Errorf("alice after the attack: %d", r.status)
+			if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.Status != 200 || !strings.Contains(r.Body, secret) {
+				t.Errorf("alice after the attack: %d", r.Status)
 			}
 		})
 	}
@@ -251,27 +192,27 @@ func testQuotaTheft(t *testing.T, m mode) {
 		if i%2 == 1 {
 			user, pass = "alice", fmt.Sprintf("guess-%d", i)
 		}
-		if r := call(t, thief, "GET", url+"/api2/acme/re/1", user, pass, ""); r.status != http.StatusUnauthorized {
-			t.Fatalf("stranger's call %d: status %d, want 401", i, r.status)
+		if r := call(t, thief, "GET", url+"/api2/acme/re/1", user, pass, ""); r.Status != http.StatusUnauthorized {
+			t.Fatalf("stranger's call %d: status %d, want 401", i, r.Status)
 		}
 	}
 	for i := range 5 {
 		r := call(t, local, "GET", url+"/api2/acme/re/1", "alice", "alice-secret", "")
-		if r.status != 200 {
-			t.Fatalf("alice's call %d after 30 strangers' calls: status %d, want 200 (quota spent by strangers)", i, r.status)
+		if r.Status != 200 {
+			t.Fatalf("alice's call %d after 30 strangers' calls: status %d, want 200 (quota spent by strangers)", i, r.Status)
 		}
 	}
-	if r := call(t, local, "GET", url+"/api2/acme/re/1", "alice", "alice-secret", ""); r.status != http.StatusTooManyRequests {
-		t.Errorf("alice's sixth call: status %d, want 429 (the account's own quota)", r.status)
+	if r := call(t, local, "GET", url+"/api2/acme/re/1", "alice", "alice-secret", ""); r.Status != http.StatusTooManyRequests {
+		t.Errorf("alice's sixth call: status %d, want 429 (the account's own quota)", r.Status)
 	}
 	// The strangers are limited by their address: 40 calls an hour, 30 spent.
 	for i := range 10 {
-		if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.status != http.StatusUnauthorized {
-			t.Fatalf("stranger's call %d: status %d, want 401", 30+i, r.status)
+		if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.Status != http.StatusUnauthorized {
+			t.Fatalf("stranger's call %d: status %d, want 401", 30+i, r.Status)
 		}
 	}
-	if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.status != http.StatusTooManyRequests {
-		t.Errorf("stranger's 41st call: status %d, want 429 (the ip policy)", r.status)
+	if r := call(t, thief, "GET", url+"/api2/acme/re/1", "", "", ""); r.Status != http.StatusTooManyRequests {
+		t.Errorf("stranger's 41st call: status %d, want 429 (the ip policy)", r.Status)
 	}
 }
 
@@ -329,7 +270,7 @@ func testConcurrentBruteForce(t *testing.T, m mode) {
 						t.Errorf("guess %d: %v", i, err)
 						return
 					}
-					statuses[i] = r.status
+					statuses[i] = r.Status
 				})
 			}
 			wg.Wait()
@@ -366,27 +307,27 @@ func testNoLockoutFromOneAddress(t *testing.T, m mode) {
 	target := url + "/api2/acme/re/1"
 	attacker := from("127.0.3.9")
 	for i := range 3 {
-		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
-			t.Fatalf("guess %d: %d, want 401", i, r.status)
+		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, r.Status)
 		}
 	}
-	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
-		t.Fatalf("the attacker's fourth guess: %d, want 429", r.status)
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's fourth guess: %d, want 429", r.Status)
 	}
-	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != 200 {
-		t.Fatalf("alice from her own address after the attacker's guesses: %d, want 200 (locked out)", r.status)
+	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.Status != 200 {
+		t.Fatalf("alice from her own address after the attacker's guesses: %d, want 200 (locked out)", r.Status)
 	}
 	// Distributed guessing: three more addresses reach the per-user limit of all addresses together.
 	for i, ip := range []string{"127.0.3.10", "127.0.4.11", "127.0.5.12"} {
 		for range 2 {
-			if r := call(t, from(ip), "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized && i < 2 {
-				t.Fatalf("guess from %s: %d, want 401", ip, r.status)
+			if r := call(t, from(ip), "GET", target, "alice", "wrong", ""); r.Status != http.StatusUnauthorized && i < 2 {
+				t.Fatalf("guess from %s: %d, want 401", ip, r.Status)
 			}
 		}
 	}
 	delayed := g.Stats().DelayedLogins
-	if r := call(t, from("127.0.6.13"), "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
-		t.Errorf("a guess after max_user_failures_all_ips from a new network: %d, want 401 after a wait", r.status)
+	if r := call(t, from("127.0.6.13"), "GET", target, "alice", "wrong", ""); r.Status != http.StatusUnauthorized {
+		t.Errorf("a guess after max_user_failures_all_ips from a new network: %d, want 401 after a wait", r.Status)
 	}
 	if g.Stats().DelayedLogins == delayed {
 		t.Errorf("a guess after max_user_failures_all_ips from a new network did not wait")
@@ -406,14 +347,14 @@ func testSpoofedForwardedFor(t *testing.T, m mode) {
 	for i := range 3 {
 		r := call(t, local, "GET", url+"/api2/acme/re/1", fmt.Sprintf("user%d", i), "x", "",
 			fmt.Sprintf("X-Forwarded-For: 6.6.6.%d", i), "X-Forwarded-For: 192.0.2.1")
-		if r.status != http.StatusUnauthorized {
-			t.Fatalf("guess %d: %d", i, r.status)
+		if r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i, r.Status)
 		}
 	}
 	r := call(t, local, "GET", url+"/api2/acme/re/1", "user9", "x", "",
 		"X-Forwarded-For: 6.6.6.99", "X-Forwarded-For: 192.0.2.1")
-	if r.status != http.StatusTooManyRequests {
-		t.Errorf("fourth guess of 192.0.2.1 with a new spoofed first line: %d, want 429 (counted by the spoofed line)", r.status)
+	if r.Status != http.StatusTooManyRequests {
+		t.Errorf("fourth guess of 192.0.2.1 with a new spoofed first line: %d, want 429 (counted by the spoofed line)", r.Status)
 	}
 }
 
@@ -582,12 +523,12 @@ func testFailureCountsSurviveFlood(t *testing.T, m mode) {
 	target := url + "/api2/acme/re/1"
 	attacker := from("127.0.0.2")
 	for i := range 5 {
-		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusUnauthorized {
-			t.Fatalf("guess %d: %d, want 401", i, r.status)
+		if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, r.Status)
 		}
 	}
-	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
-		t.Fatalf("the attacker's sixth guess: %d, want 429", r.status)
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's sixth guess: %d, want 429", r.Status)
 	}
 
 	// 20 addresses, 20 guesses each (their per-address limit): 400 guesses, up to 800 counters.
@@ -608,8 +549,8 @@ func testFailureCountsSurviveFlood(t *testing.T, m mode) {
 					errs <- err
 					return
 				}
-				if r.status != http.StatusUnauthorized {
-					errs <- fmt.Errorf("flood guess: %d, want 401", r.status)
+				if r.Status != http.StatusUnauthorized {
+					errs <- fmt.Errorf("flood guess: %d, want 401", r.Status)
 					return
 				}
 			}
@@ -621,10 +562,10 @@ func testFailureCountsSurviveFlood(t *testing.T, m mode) {
 		t.Fatal(err)
 	}
 
-	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.status != http.StatusTooManyRequests {
-		t.Errorf("the blocked attacker's guess after the flood: %d, want 429 (its count was forgotten)", r.status)
+	if r := call(t, attacker, "GET", target, "alice", "wrong", ""); r.Status != http.StatusTooManyRequests {
+		t.Errorf("the blocked attacker's guess after the flood: %d, want 429 (its count was forgotten)", r.Status)
 	}
-	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
-		t.Errorf("alice's login after the flood: %d, want 200", r.status)
+	if r := call(t, local, "GET", target, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+		t.Errorf("alice's login after the flood: %d, want 200", r.Status)
 	}
 }

@@ -148,8 +148,8 @@ func slowUploads(t *testing.T, attacker func(i int) (string, uploader)) {
 		start := time.Now()
 		r := call(t, local, "POST", url+"/api2/initech/re", "ivan", "ivan-secret", create)
 		slowest = max(slowest, time.Since(start))
-		if r.status != http.StatusCreated {
-			t.Errorf("the other tenant's write %d during the attack: status %d, want 201 (%s)", i, r.status, strings.TrimSpace(r.body))
+		if r.Status != http.StatusCreated {
+			t.Errorf("the other tenant's write %d during the attack: status %d, want 201 (%s)", i, r.Status, strings.TrimSpace(r.Body))
 		} else {
 			written++
 		}
@@ -226,8 +226,8 @@ func TestTrickledBodyIsDropped(t *testing.T) {
 			if ct := res.Header.Get("Content-Type"); !expect && !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("the 408 of a caller that accepts JSON: Content-Type %q (%s), want the JSON error", ct, body)
 			}
-			if r := call(t, local, "POST", url+"/api2/globex/re", "gina", "gina-secret", create); r.status != http.StatusCreated {
-				t.Errorf("the other tenant's write after the drop: status %d, want 201 (%s)", r.status, strings.TrimSpace(r.body))
+			if r := call(t, local, "POST", url+"/api2/globex/re", "gina", "gina-secret", create); r.Status != http.StatusCreated {
+				t.Errorf("the other tenant's write after the drop: status %d, want 201 (%s)", r.Status, strings.TrimSpace(r.Body))
 			}
 		})
 	}

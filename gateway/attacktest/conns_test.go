@@ -68,8 +68,8 @@ func TestSlowlorisAcrossAddresses(t *testing.T) {
 	g, url := serve(t, opt)
 	addr := strings.TrimPrefix(url, "http://")
 	read := url + "/api2/acme/re/1"
-	if r := call(t, local, "GET", read, "alice", "alice-secret", ""); r.status != http.StatusOK {
-		t.Fatalf("read before the attack: %d", r.status)
+	if r := call(t, local, "GET", read, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+		t.Fatalf("read before the attack: %d", r.Status)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,8 +108,8 @@ func TestSlowlorisAcrossAddresses(t *testing.T) {
 		switch {
 		case err != nil:
 			failures = append(failures, err.Error())
-		case r.status != http.StatusOK || !strings.Contains(r.body, secret):
-			failures = append(failures, fmt.Sprint(r.status, " ", r.body))
+		case r.Status != http.StatusOK || !strings.Contains(r.Body, secret):
+			failures = append(failures, fmt.Sprint(r.Status, " ", r.Body))
 		default:
 			ok++
 		}

@@ -49,8 +49,8 @@ func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
 			target := url + "/api2/acme/re/1"
 			home := from(fmt.Sprintf("127.%d.0.1", block)) // alice's own address
 
-			if r := call(t, home, "GET", firstURL+"/api2/acme/re/1", "alice", "alice-secret", ""); r.status != http.StatusOK {
-				t.Fatalf("alice's first login: %d", r.status)
+			if r := call(t, home, "GET", firstURL+"/api2/acme/re/1", "alice", "alice-secret", ""); r.Status != http.StatusOK {
+				t.Fatalf("alice's first login: %d", r.Status)
 			}
 			// Her remembered credential goes (as when auth.ttl runs out): her next login is checked again.
 			first.Purge("acme")
@@ -59,23 +59,23 @@ func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
 			for a := range 10 {
 				cl := from(fmt.Sprintf("127.%d.%d.1", block, a+1))
 				for i := range 10 {
-					if r := call(t, cl, "GET", target, "alice", fmt.Sprintf("guess-%d-%d", a, i), ""); r.status != http.StatusUnauthorized {
-						t.Fatalf("guess %d from address %d: %d, want 401", i, a, r.status)
+					if r := call(t, cl, "GET", target, "alice", fmt.Sprintf("guess-%d-%d", a, i), ""); r.Status != http.StatusUnauthorized {
+						t.Fatalf("guess %d from address %d: %d, want 401", i, a, r.Status)
 					}
 				}
 				if a == 0 { // past the limit of one address at one user: refused, with the configured status
 					r := call(t, cl, "GET", target, "alice", "one-more", "")
-					if r.status != reject || r.header.Get("Retry-After") == "" {
-						t.Fatalf("an 11th guess from one address: %d Retry-After %q, want %d with Retry-After", r.status,
-							r.header.Get("Retry-After"), reject)
+					if r.Status != reject || r.Header.Get("Retry-After") == "" {
+						t.Fatalf("an 11th guess from one address: %d Retry-After %q, want %d with Retry-After", r.Status,
+							r.Header.Get("Retry-After"), reject)
 					}
 				}
 			}
 
 			delayed := second.Stats().DelayedLogins
 			start := time.Now()
-			if r := call(t, home, "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
-				t.Fatalf("alice from her own address after 100 guesses from 10 others: %d, want 200 (locked out)", r.status)
+			if r := call(t, home, "GET", target, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+				t.Fatalf("alice from her own address after 100 guesses from 10 others: %d, want 200 (locked out)", r.Status)
 			}
 			t.Logf("alice's login after the guesses took %v", time.Since(start))
 			if n := second.Stats().DelayedLogins - delayed; n != 0 {
@@ -83,16 +83,16 @@ func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
 			}
 			// Another address of her network (the /24) is hers too.
 			second.Purge("acme")
-			if r := call(t, from(fmt.Sprintf("127.%d.0.77", block)), "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
-				t.Errorf("alice from another address of her network: %d, want 200", r.status)
+			if r := call(t, from(fmt.Sprintf("127.%d.0.77", block)), "GET", target, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+				t.Errorf("alice from another address of her network: %d, want 200", r.Status)
 			}
 
 			// A stranger is slowed, not refused: the core still answers the attempt, after a wait.
 			stranger := from(fmt.Sprintf("127.%d.50.1", block))
 			delayed = second.Stats().DelayedLogins
 			start = time.Now()
-			if r := call(t, stranger, "GET", target, "alice", "stranger-guess", ""); r.status != http.StatusUnauthorized {
-				t.Fatalf("a stranger's guess past the limit of all addresses: %d, want 401 after a wait", r.status)
+			if r := call(t, stranger, "GET", target, "alice", "stranger-guess", ""); r.Status != http.StatusUnauthorized {
+				t.Fatalf("a stranger's guess past the limit of all addresses: %d, want 401 after a wait", r.Status)
 			}
 			t.Logf("a stranger's guess took %v", time.Since(start))
 			if second.Stats().DelayedLogins == delayed {
@@ -111,7 +111,7 @@ func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
 						t.Errorf("stranger %d: %v", i, err)
 						return
 					}
-					statuses[i], retry[i] = r.status, r.header.Get("Retry-After")
+					statuses[i], retry[i] = r.Status, r.Header.Get("Retry-After")
 				})
 			}
 			wg.Wait()
@@ -129,8 +129,8 @@ func testNoLockoutFromManyAddresses(t *testing.T, m mode) {
 
 			// Alice is still in from her own network.
 			second.Purge("acme")
-			if r := call(t, home, "GET", target, "alice", "alice-secret", ""); r.status != http.StatusOK {
-				t.Errorf("alice from her own address after the strangers: %d, want 200", r.status)
+			if r := call(t, home, "GET", target, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+				t.Errorf("alice from her own address after the strangers: %d, want 200", r.Status)
 			}
 		})
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/config"
-	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
 // upstreamCA is the test CA of an upstream served over HTTPS: its certificate (self-signed, for localhost and
@@ -61,7 +61,7 @@ func (im *impostor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	im.mu.Unlock()
 	_, _ = io.Copy(io.Discard, r.Body)
 	if auth := r.Header.Get("Authorization"); auth != "" {
-		w.Header().Set("Reqgate-Authenticated", api.AuthProof("acme", auth))
+		w.Header().Set(wire.AuthProofHeader, wire.AuthProof("acme", auth))
 	}
 	w.Header().Set("Content-Type", "application/xml")
 	if r.Method == http.MethodPost {
@@ -113,9 +113,9 @@ func TestUpstreamImpostor(t *testing.T) {
 					{"GET", "/api2/acme/rate_throttle_status", ""},
 				} {
 					r := call(t, local, req.method, url+req.path, "alice", "alice-secret", req.body)
-					if r.status != http.StatusBadGateway || strings.Contains(r.body, secret) {
+					if r.Status != http.StatusBadGateway || strings.Contains(r.Body, secret) {
 						t.Errorf("%s %s through an impostor upstream: %d %q, want 502 without its data",
-							req.method, req.path, r.status, r.body)
+							req.method, req.path, r.Status, r.Body)
 					}
 				}
 				if got := im.seen(); len(got) > 0 {

@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,36 +23,15 @@ import (
 func TestUploadsDoNotExhaustMemory(t *testing.T) {
 	const conns, addresses = 5000, 25
 	raiseFileLimit(t, 2*conns+1000)
-	bin := testbin.Binary(t)
-	addr := testbin.FreeAddr(t)
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--admin-listen", "off",
-		"--db", filepath.Join(t.TempDir(), "reqgate.db"))
-	cmd.Env = append(os.Environ(), "REQGATE_LOG_LEVEL=warn")
-	out := &strings.Builder{}
-	var outMu sync.Mutex
-	cmd.Stdout = writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) })
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			outMu.Lock()
-			t.Logf("reqgate output:\n%s", out.String())
-			outMu.Unlock()
-		}
-	})
+	p, addr := testbin.Serve(t, "REQGATE_LOG_LEVEL=warn")
 	base := "http://" + addr
-	waitReady(t, base+"/readyz")
 	read := base + "/api2/demo/re/1"
 	for range 2 {
-		if r := call(t, local, "GET", read, "demo", "demo", ""); r.status != 200 {
-			t.Fatalf("warm-up read: %d", r.status)
+		if r := call(t, local, "GET", read, "demo", "demo", ""); r.Status != 200 {
+			t.Fatalf("warm-up read: %d", r.Status)
 		}
 	}
-	before := procStatus(t, cmd.Process.Pid, "VmRSS")
+	before := procStatus(t, p.Cmd.Process.Pid, "VmRSS")
 
 	var mu sync.Mutex
 	var open []net.Conn
@@ -101,8 +77,8 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 			r, err := send(local, "GET", read, "demo", "demo", "")
 			if err != nil {
 				t.Errorf("normal read during the attack: %v", err)
-			} else if r.status != 200 {
-				t.Errorf("normal read during the attack: %d", r.status)
+			} else if r.Status != 200 {
+				t.Errorf("normal read during the attack: %d", r.Status)
 			}
 			slowest = max(slowest, time.Since(start))
 		}
@@ -111,7 +87,7 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 	time.Sleep(2 * time.Second) // the gateway reads what it will of every connection
 	close(stop)
 	reads.Wait()
-	peak := procStatus(t, cmd.Process.Pid, "VmHWM")
+	peak := procStatus(t, p.Cmd.Process.Pid, "VmHWM")
 	mu.Lock()
 	n := len(open)
 	mu.Unlock()
@@ -122,10 +98,6 @@ func TestUploadsDoNotExhaustMemory(t *testing.T) {
 		t.Errorf("the resident set grew by %d MB under %d announced uploads, want < 200 MB", growth>>20, n)
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // procStatus reads a size field (kB) of /proc/<pid>/status, in bytes.
 func procStatus(t *testing.T, pid int, field string) int64 {
@@ -162,19 +134,4 @@ func raiseFileLimit(t *testing.T, n uint64) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur < n {
 		t.Fatalf("open-file limit %d (hard %d) is below the %d this test needs: %v", l.Cur, l.Max, n, err)
 	}
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready within 60s", url)
 }

@@ -10,7 +10,6 @@ package browsertest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -33,6 +32,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/gatewaytest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // The page origins are other loopback addresses than the gateway's 127.0.0.1, so the browser sees origins
@@ -253,7 +253,7 @@ func chromiumPath(t *testing.T) string {
 // startBrowser starts headless Chromium with a new profile and stops it when the test ends.
 func startBrowser(t *testing.T, path string) context.Context {
 	t.Helper()
-	output := &lockedBuffer{}
+	output := &testsupport.LockedBuffer{}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(t.TempDir()),
@@ -393,36 +393,21 @@ func servePages(t *testing.T, host string) string {
 type testGateway struct {
 	api     string // the demo account's base URL, http://127.0.0.1:port/api2/demo
 	apiPath string // its path, /api2/demo
-	log     *lockedBuffer
+	log     *testsupport.LockedBuffer
 }
 
 // serveGateway runs a gateway with its cache on and cors.allowed_origins set to origins on a free port of
 // 127.0.0.1 until the test ends.
 func serveGateway(t *testing.T, c *coretest.Core, origins ...string) *testGateway {
 	t.Helper()
-	gw := &testGateway{apiPath: "/api2/demo", log: &lockedBuffer{}}
-	g, err := gateway.New(gatewaytest.With(gateway.Options{
+	gw := &testGateway{apiPath: "/api2/demo", log: &testsupport.LockedBuffer{}}
+	_, url := gatewaytest.Serve(t, gatewaytest.With(gateway.Options{
 		Upstreams:   []string{c.URL},
 		Cache:       gateway.CacheOptions{Enabled: true},
 		CORSOrigins: origins,
 		Logger:      slog.New(slog.NewJSONHandler(gw.log, nil)),
 	}))
-	if err != nil {
-		t.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	gw.api = "http://" + ln.Addr().String() + gw.apiPath
+	gw.api = url + gw.apiPath
 	return gw
 }
 
@@ -466,22 +451,4 @@ func parseAccessLog(t *testing.T, log string) logEntries {
 		t.Fatalf("access log: %v", err)
 	}
 	return es
-}
-
-// lockedBuffer is a bytes.Buffer for writers on other goroutines (the gateway's logger, the browser's output).
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway"
 	"github.com/reqgate/reqgate/gateway/gatewaytest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // account is the demo account with a view of every kind, so that every route of the table has something to
@@ -64,26 +64,12 @@ func start(tb testing.TB, limiter gateway.Limiter) string {
 		MaxBodyBytes: 64 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
-// serve runs a gateway with opt on a free loopback port until the test ends and returns its URL.
+// serve runs a gateway with opt (over the default configuration) on a free loopback port until the test ends
+// and returns its URL.
 func serve(tb testing.TB, opt gateway.Options) string {
 	tb.Helper()
-	g, err := gateway.New(gatewaytest.With(opt))
-	if err != nil {
-		tb.Fatalf("gateway.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = g.Serve(ln) }()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + ln.Addr().String()
+	_, url := gatewaytest.Serve(tb, gatewaytest.With(opt))
+	return url
 }
 
 var httpClient = &http.Client{Timeout: 30 * time.Second}
@@ -101,43 +87,28 @@ type reply struct {
 	body   []byte
 }
 
-// newRequest builds c's request against base.
+// newRequest builds c's request against base, its body (if any) as JSON unless its headers say otherwise.
 func (c call) newRequest(tb testing.TB, base string) *http.Request {
 	tb.Helper()
-	var body io.Reader
-	if c.body != "" {
-		body = strings.NewReader(c.body)
-	}
-	req, err := http.NewRequest(c.method, base+c.path, body)
+	req, err := testsupport.NewRequest(c.method, base+c.path, c.user, c.pass, c.body)
 	if err != nil {
-		tb.Fatalf("new request: %v", err)
-	}
-	if c.user != "" {
-		req.SetBasicAuth(c.user, c.pass)
+		tb.Fatal(err)
 	}
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for _, h := range c.headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(k, strings.TrimSpace(v))
-	}
+	testsupport.SetHeaders(req.Header, c.headers...)
 	return req
 }
 
 // send sends c to the gateway at base.
 func send(tb testing.TB, base string, c call) reply {
 	tb.Helper()
-	res, err := httpClient.Do(c.newRequest(tb, base))
+	r, err := testsupport.Read(httpClient, c.newRequest(tb, base))
 	if err != nil {
-		tb.Fatalf("%s %s: %v", c.method, c.path, err)
+		tb.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read body: %v", c.method, c.path, err)
-	}
-	return reply{res.StatusCode, res.Header, b}
+	return reply{r.Status, r.Header, []byte(r.Body)}
 }
 
 // validate checks c and its reply r against the document: the request (parameters, credentials, body) unless

@@ -1,7 +1,6 @@
 package openapi_test
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,9 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestTypeScriptClient is a web frontend's view of the document: `reqgate serve` runs as an operator runs it,
@@ -42,8 +41,8 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}
 
-	bin := testbin.Binary(t)
-	base := "http://" + serveBinary(t, bin)
+	_, addr := testbin.Serve(t, "REQGATE_LOG_LEVEL=warn")
+	base := "http://" + addr
 
 	dir := t.TempDir()
 	for _, f := range []string{"client.ts", "tsconfig.json", "package.json"} {
@@ -91,61 +90,12 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 }
 
-// serveBinary runs `reqgate serve` (the embedded demo account, a fresh SQLite file) on a free loopback port
-// until the test ends, and returns its address once it is ready.
-func serveBinary(t *testing.T, bin string) string {
-	t.Helper()
-	addr := testbin.FreeAddr(t)
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "reqgate.db"))
-	cmd.Env = append(os.Environ(), "REQGATE_LOG_LEVEL=warn")
-	// One writer for both: exec then calls it from one goroutine, and it is read only after Wait.
-	log := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("reqgate serve:\n%s", log.String())
-		}
-	})
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		res, err := httpClient.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reqgate serve was not ready within a minute: %v", err)
-		}
-	}
-}
-
 // get reads url, with the credentials of user (password the same) unless user is "", and wants status.
 func get(t *testing.T, url, user string, status int) []byte {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
+	r := testsupport.Do(t, httpClient, http.MethodGet, url, user, user, "")
+	if r.Status != status {
+		t.Fatalf("GET %s: %d, want %d\n%s", url, r.Status, status, r.Body)
 	}
-	if user != "" {
-		req.SetBasicAuth(user, user)
-	}
-	res, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != status {
-		t.Fatalf("GET %s: %d, want %d\n%s", url, res.StatusCode, status, b)
-	}
-	return b
+	return []byte(r.Body)
 }

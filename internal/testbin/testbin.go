@@ -1,5 +1,6 @@
 // Package testbin gives the tests that run the real reqgate binary, as an operator would, what they all need:
-// the binary, built once per test run, and free loopback addresses for its listeners.
+// the binary, built once per test run, free loopback addresses for its listeners, and the process started,
+// waited for until ready and killed when the test ends.
 package testbin
 
 import (

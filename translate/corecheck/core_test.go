@@ -3,7 +3,6 @@ package corecheck
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/translate"
 	"github.com/reqgate/reqgate/translate/internal/xmlcanon"
 )
@@ -288,7 +288,7 @@ func TestRealCoreCarriageReturns(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: status %d\n%s", path, res.StatusCode, body)
 		}
-		fromXML := xmlValues(t, body)
+		fromXML := testsupport.RecordValues(t, string(body))
 		js, err := translate.XMLToJSON(body)
 		if err != nil {
 			t.Fatalf("GET %s: XMLToJSON: %v\n%s", path, err, body)
@@ -311,25 +311,6 @@ func TestRealCoreCarriageReturns(t *testing.T) {
 			}
 		}
 	}
-}
-
-// xmlValues decodes a record read with encoding/xml into its values by field name.
-func xmlValues(t *testing.T, doc []byte) map[string]string {
-	t.Helper()
-	var rec struct {
-		Fields []struct {
-			Name  string `xml:"name"`
-			Value string `xml:"value"`
-		} `xml:"fields>field"`
-	}
-	if err := xml.Unmarshal(doc, &rec); err != nil {
-		t.Fatalf("decode %s: %v", doc, err)
-	}
-	m := map[string]string{}
-	for _, f := range rec.Fields {
-		m[f.Name] = f.Value
-	}
-	return m
 }
 
 // jsonValues decodes the JSON form of a requirement read into its string values by field name.
