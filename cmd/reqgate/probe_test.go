@@ -16,6 +16,7 @@ import (
 
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // probeAccounts are two organisations behind the upstream: acme (the writer user) and globex (gina).
@@ -40,59 +41,24 @@ func tlsFront(t *testing.T, pair certstest.Pair, target string) (addr string, na
 		t.Fatal(err)
 	}
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-		sni   []string
+		mu  sync.Mutex
+		sni []string
 	)
-	track := func(c net.Conn) {
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert},
+	conf := &tls.Config{Certificates: []tls.Certificate{cert},
 		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			mu.Lock()
 			sni = append(sni, hello.ServerName)
 			mu.Unlock()
 			return nil, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+		}}
+	addr = testsupport.ServeTCP(t, "127.0.0.1:0", func(raw net.Conn) {
+		c := tls.Server(raw, conf)
+		if err := c.Handshake(); err != nil {
+			return // a client that does not trust the certificate: nothing is relayed
 		}
-		mu.Unlock()
-		wg.Wait()
+		relayTo(c, target)
 	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			track(c)
-			wg.Go(func() {
-				defer c.Close()
-				if err := c.(*tls.Conn).Handshake(); err != nil {
-					return // a client that does not trust the certificate: nothing is relayed
-				}
-				u, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				track(u)
-				defer u.Close()
-				go func() { _, _ = io.Copy(u, c); _ = u.(*net.TCPConn).CloseWrite() }()
-				_, _ = io.Copy(c, u)
-			})
-		}
-	})
-	return ln.Addr().String(), func() []string {
+	return addr, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), sni...)

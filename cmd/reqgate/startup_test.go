@@ -185,14 +185,17 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 // relay forwards TCP connections from addr to target until the test ends: a database that "comes up" at addr.
 func relay(t *testing.T, addr, target string) {
 	t.Helper()
-	testsupport.ServeTCP(t, addr, func(c net.Conn) {
-		u, err := net.Dial("tcp", target)
-		if err != nil {
-			return
-		}
-		defer u.Close()
-		// Either side ending ends both: at the test's end the client side is closed, and the relay with it.
-		go func() { _, _ = io.Copy(u, c); u.Close() }()
-		_, _ = io.Copy(c, u)
-	})
+	testsupport.ServeTCP(t, addr, func(c net.Conn) { relayTo(c, target) })
+}
+
+// relayTo copies the bytes of c to a new connection to target and back, until either side ends: at the test's
+// end ServeTCP closes the client side, and the relay with it.
+func relayTo(c net.Conn, target string) {
+	u, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer u.Close()
+	go func() { _, _ = io.Copy(u, c); u.Close() }()
+	_, _ = io.Copy(c, u)
 }
