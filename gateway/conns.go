@@ -577,4 +577,9 @@ type authMemo struct {
 	raw    []byte
 	apiKey string
 	cred   credential
+	// The proof of cred as last looked up in from, when from's gen was gen (see credentials.checkOn).
+	from     *credentials
+	gen      uint64
+	provedOK bool
+	provedAt time.Time
 }
