@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -40,6 +41,9 @@ type credentials struct {
 	// credential costs no allocation) and account (for a purge). With a TTL <= 0 nothing is remembered.
 	proved *ttlmap.Map[[credkey.Size]byte, proved]
 	ttl    time.Duration
+	// gen changes after every change to proved: a connection's memo of a proof (checkOn) stands while gen is
+	// what it was when the memo was taken, so a repeated credential is not looked up behind proved's lock.
+	gen atomic.Uint64
 }
 
 // proved is a remembered credential's user name and account, and when the core last proved it.
@@ -98,22 +102,32 @@ func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (user str
 	return p.user, ok, ok && now.Sub(p.at) >= c.ttl/2
 }
 
-// checkOn is check with the memo of the connection the request came on (when it came through Serve).
+// checkOn is check with the memo of the connection the request came on (when it came through Serve). The
+// memo holds the credential and its proof as last looked up: while no proof has changed since (gen), the
+// proof's expiry is the memo's to judge, without the map.
 func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
 	cn := connOf(nc)
 	if cn == nil {
 		return c.check(auth, apiKey, now)
 	}
 	m := &cn.auth
+	gen := c.gen.Load() // before the lookup: a change after it makes the next request look again
 	if m.cred.present && m.apiKey == apiKey && bytes.Equal(m.raw, auth) {
 		cr := m.cred
-		_, verified, due := c.lookup(cr.digest, now)
-		cr.refresh = due
+		if m.from == c && m.gen == gen && m.provedOK {
+			verified := now.Before(m.provedAt.Add(c.ttl))
+			cr.refresh = verified && now.Sub(m.provedAt) >= c.ttl/2
+			return cr, verified
+		}
+		p, verified := c.proved.Get(cr.digest, now)
+		cr.refresh = verified && now.Sub(p.at) >= c.ttl/2
+		m.from, m.gen, m.provedOK, m.provedAt = c, gen, verified, p.at
 		return cr, verified
 	}
 	cr, verified := c.check(auth, apiKey, now)
 	if cr.present {
 		m.raw, m.apiKey, m.cred = append(m.raw[:0], auth...), apiKey, cr
+		m.from, m.provedOK = nil, false // the proof is looked up (and memoised) on the next request
 	}
 	return cr, verified
 }
@@ -125,6 +139,7 @@ func (c *credentials) remember(cr credential) {
 	}
 	now := c.now()
 	c.proved.Set(cr.digest, proved{user: cr.user, apiKey: cr.apiKey, at: now}, now)
+	c.gen.Add(1)
 }
 
 // renew records a new proof of a credential still remembered; one forgotten meanwhile (a purge, a 401) stays
@@ -132,6 +147,7 @@ func (c *credentials) remember(cr credential) {
 func (c *credentials) renew(cr credential) {
 	now := c.now()
 	c.proved.Renew(cr.digest, proved{user: cr.user, apiKey: cr.apiKey, at: now}, now)
+	c.gen.Add(1)
 }
 
 // coreAnswered records the status the core gave the caller's own request. A 401 to a credential the gateway had
@@ -146,6 +162,7 @@ func (g *Gateway) coreAnswered(x *exchange, status int) {
 // forgetAccount drops every remembered credential of an account.
 func (c *credentials) forgetAccount(apiKey string) {
 	c.proved.DeleteFunc(func(_ [credkey.Size]byte, p proved) bool { return p.apiKey == apiKey })
+	c.gen.Add(1)
 }
 
 // forget drops a credential the core refused, so a changed password stops reading the cache at once.
@@ -154,6 +171,7 @@ func (c *credentials) forget(cr credential) {
 		return
 	}
 	c.proved.Delete(cr.digest)
+	c.gen.Add(1)
 }
 
 // failureLimits are the failed logins allowed within one window: per username from one client IP (the

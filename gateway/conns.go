@@ -14,6 +14,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
+	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
@@ -525,6 +526,7 @@ type conn struct {
 	auth    authMemo
 	metrics metricsMemo
 	limits  ratelimit.Memo // the rate keys of the connection's last request
+	access  accesslog.Memo // the repeated fields of the connection's last access-log line
 }
 
 // Read fails once the table has closed the connection. The server's first read makes a new connection one
@@ -577,4 +579,9 @@ type authMemo struct {
 	raw    []byte
 	apiKey string
 	cred   credential
+	// The proof of cred as last looked up in from, when from's gen was gen (see credentials.checkOn).
+	from     *credentials
+	gen      uint64
+	provedOK bool
+	provedAt time.Time
 }

@@ -213,8 +213,9 @@ func (g *Gateway) finish(x *exchange) {
 	end := g.end(x.now)
 	elapsed := max(end.Sub(x.now), 0)
 	var memo *metricsMemo
+	var lineMemo *accesslog.Memo
 	if c := connOf(ctx.Conn()); c != nil {
-		memo = &c.metrics
+		memo, lineMemo = &c.metrics, &c.access
 	}
 	memo.observe(x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
 	if x.verified {
@@ -239,7 +240,7 @@ func (g *Gateway) finish(x *exchange) {
 		UserAgent: b2s(x.userAgent), // in the request's header: the Logger copies it at once
 	}
 	if g.opt.AccessLog != nil {
-		_ = g.opt.AccessLog.Log(end, &e)
+		_ = g.opt.AccessLog.LogWith(end, &e, lineMemo)
 		return
 	}
 	e.RequestID, e.UserAgent = x.logID(), strings.Clone(e.UserAgent)

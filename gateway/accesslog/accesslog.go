@@ -91,9 +91,12 @@ func New(w io.Writer, format string, attrs ...string) *Logger {
 }
 
 // Log writes the entry for a request that ended at t.
-func (l *Logger) Log(t time.Time, e *Entry) error {
+func (l *Logger) Log(t time.Time, e *Entry) error { return l.LogWith(t, e, nil) }
+
+// LogWith is Log with a Memo of the caller's previous line (nil: none), which it updates.
+func (l *Logger) LogWith(t time.Time, e *Entry, m *Memo) error {
 	bp := l.bufs.Get().(*[]byte)
-	b := l.Append((*bp)[:0], t, e)
+	b := l.appendWith((*bp)[:0], t, e, m)
 	_, err := l.w.Write(b)
 	if cap(b) <= 4<<10 {
 		*bp = b
@@ -103,7 +106,9 @@ func (l *Logger) Log(t time.Time, e *Entry) error {
 }
 
 // Append appends the line of the entry, newline included, to b.
-func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
+func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte { return l.appendWith(b, t, e, nil) }
+
+func (l *Logger) appendWith(b []byte, t time.Time, e *Entry, m *Memo) []byte {
 	if l.text {
 		b = append(b, "time="...)
 		b = l.appendTime(b, t)
@@ -115,16 +120,11 @@ func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
 	}
 	b = append(b, l.prefix...)
 	b = l.appendString(b, "request_id", e.RequestID)
-	b = l.appendString(b, "method", e.Method)
-	b = l.appendString(b, "path", e.Path)
-	b = l.appendString(b, "route", e.Route)
-	b = l.appendString(b, "account", e.Account)
-	b = l.appendString(b, "user", e.User)
-	b = l.appendString(b, "ip", e.IP)
-	b = strconv.AppendInt(l.appendKey(b, "status"), int64(e.Status), 10)
-	b = strconv.AppendInt(l.appendKey(b, "bytes"), int64(e.Bytes), 10)
-	b = l.appendString(b, "cache", e.Cache)
-	b = l.appendString(b, "upstream", e.Core)
+	if m != nil {
+		b = m.append(l, b, e)
+	} else {
+		b = l.appendRepeated(b, e)
+	}
 	b = l.appendMillis(l.appendKey(b, "upstream_ms"), e.Upstream)
 	b = l.appendMillis(l.appendKey(b, "duration_ms"), e.Duration)
 	b = l.appendString(b, "user_agent", e.UserAgent)
@@ -135,6 +135,21 @@ func (l *Logger) Append(b []byte, t time.Time, e *Entry) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '\n')
+}
+
+// appendRepeated writes the fields from method to upstream: those that repeat from one request of a keep-alive
+// connection to the next (see Memo).
+func (l *Logger) appendRepeated(b []byte, e *Entry) []byte {
+	b = l.appendString(b, "method", e.Method)
+	b = l.appendString(b, "path", e.Path)
+	b = l.appendString(b, "route", e.Route)
+	b = l.appendString(b, "account", e.Account)
+	b = l.appendString(b, "user", e.User)
+	b = l.appendString(b, "ip", e.IP)
+	b = strconv.AppendInt(l.appendKey(b, "status"), int64(e.Status), 10)
+	b = strconv.AppendInt(l.appendKey(b, "bytes"), int64(e.Bytes), 10)
+	b = l.appendString(b, "cache", e.Cache)
+	return l.appendString(b, "upstream", e.Core)
 }
 
 // appendKey writes the separator and key of an attribute (keys here are plain ASCII words).
