@@ -107,14 +107,20 @@ func (x *exchange) readAt() time.Time {
 	return x.ctx.Time()
 }
 
-// callerHost is the Host the caller used (or a trusted proxy's X-Forwarded-Host), read on first use: before
-// the request is turned into the upstream's (forwardedHeaders runs first), and never on a cache hit. An
-// HTTP/1.0 request may name no host: then it is the address the caller connected to, so that a Location
-// still names this gateway ("http:///..." would name nothing, and the core's own address is not the caller's
-// to see).
+// callerHost is the host the caller used (or a trusted proxy's X-Forwarded-Host), read on first use: before
+// the request is turned into the upstream's (forwardedHeaders runs first), and never on a cache hit. It is the
+// authority of an absolute-form target, which wins over Host (RFC 9112 §3.2.2), else the Host. An HTTP/1.0
+// request may name no host: then it is the address the caller connected to, so that a Location still names
+// this gateway ("http:///..." would name nothing, and the core's own address is not the caller's to see).
 func (x *exchange) callerHost() string {
 	if !x.hostRead {
-		x.host, x.hostRead = string(x.ctx.Request.Header.Host()), true
+		h := &x.ctx.Request.Header
+		if auth, ok := targetAuthority(h.RequestURI()); ok {
+			x.host = string(auth)
+		} else {
+			x.host = string(h.Host())
+		}
+		x.hostRead = true
 		if x.host == "" {
 			x.host = x.ctx.LocalAddr().String()
 		}

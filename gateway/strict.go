@@ -75,6 +75,11 @@ func strictStatus(h *fasthttp.RequestHeader) (int, string) {
 	if host := h.Host(); len(host) > 0 && !wire.ValidHost(host) {
 		return fasthttp.StatusBadRequest, "The Host header is not a host name or address with an optional port."
 	}
+	// An absolute-form target names the host in its place (RFC 9112 §3.2.2), and callerHost takes it from there:
+	// it is held to the same rule.
+	if auth, ok := targetAuthority(h.RequestURI()); ok && !wire.ValidHost(auth) {
+		return fasthttp.StatusBadRequest, "The host of the request target is not a host name or address with an optional port."
+	}
 	return 0, ""
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -247,6 +248,13 @@ func (s *Server) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	host := r.Host
+	if host == "" {
+		// An HTTP/1.0 request may name no host: the address the caller connected to stands for it, as at the
+		// gateway, so that a Location names this server rather than "http:///...".
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			host = a.String()
+		}
+	}
 	if !s.fromTrustedProxy(r) {
 		return scheme + "://" + host
 	}
