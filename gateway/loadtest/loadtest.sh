@@ -240,10 +240,18 @@ R_NGX=() R_VRN=() R_CPU=() R_NCPU=() R_RL=() R_JSON=() R_BR=() HITS=() STEALS=()
 C_US=() N_US=() V_US=() H_US=()
 for round in $(seq "$PAIRS"); do
   echo "round $round:"
-  run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US; STEALS+=("$STEAL") C_US+=("$US")
-  run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS NU=$US; STEALS+=("$STEAL") N_US+=("$US")
-  run varnish 64 "http://$VRN$PATH_" "$(varnish_pids)"; VR=$RPS; STEALS+=("$STEAL") V_US+=("$US")
-  run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US; STEALS+=("$STEAL") H_US+=("$US")
+  # The four compared servers take turns at going first: a server run right after another inherits its
+  # aftermath (Varnish's worker threads winding down, the page cache the access logs dirtied), so no server
+  # always follows the same one.
+  order=(ceiling nginx varnish hit)
+  for i in 0 1 2 3; do
+    case ${order[$(((i + round - 1) % 4))]} in
+    ceiling) run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US; STEALS+=("$STEAL") C_US+=("$US") ;;
+    nginx) run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS NU=$US; STEALS+=("$STEAL") N_US+=("$US") ;;
+    varnish) run varnish 64 "http://$VRN$PATH_" "$(varnish_pids)"; VR=$RPS; STEALS+=("$STEAL") V_US+=("$US") ;;
+    hit) run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US; STEALS+=("$STEAL") H_US+=("$US") ;;
+    esac
+  done
   R_NGX+=("$(pct "$HR" "$NR")") R_VRN+=("$(pct "$HR" "$VR")") R_CPU+=("$(ratio "$HU" "$CU")") R_NCPU+=("$(ratio "$HU" "$NU")") HITS+=("$HR")
   line="  hit / nginx ${R_NGX[-1]}%, hit CPU per request / nginx's ${R_NCPU[-1]}x, / ceiling's ${R_CPU[-1]}x, hit / varnish ${R_VRN[-1]}%, hit / ceiling $(pct "$HR" "$CR")%"
   if [ "$LAYOUT" = pinned ]; then
