@@ -74,6 +74,9 @@ func runGateway(tb testing.TB, opt Options, serve func(*Gateway, net.Listener) e
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = g.Shutdown(ctx)
+		// A Shutdown that came before serve had taken the listener did not close it: closing it here ends
+		// that serve too, instead of leaving the test waiting for it until its timeout.
+		_ = ln.Close()
 		<-done
 	})
 	return g, ln.Addr().String()
