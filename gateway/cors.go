@@ -1,6 +1,10 @@
 package gateway
 
-import "github.com/valyala/fasthttp"
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/internal/wire/route"
+)
 
 // corsHeaders adds CORS headers for an allowed Origin and answers a preflight (returning true). A listed
 // origin is reflected with credentials allowed; "*" allows every other origin without credentials.
@@ -26,11 +30,22 @@ func (g *Gateway) corsHeaders(x *exchange, origin []byte) bool {
 	}
 	x.addHeader("Access-Control-Expose-Headers", "X-Request-Id, X-Cache, Age, Location, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed, ETag")
 	if ctx.IsOptions() && len(ctx.Request.Header.Peek("Access-Control-Request-Method")) > 0 {
-		x.addHeader("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+		x.addHeader("Access-Control-Allow-Methods", corsMethods(&x.rt))
 		x.addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id, Cache-Control, Idempotency-Key, If-Match, If-None-Match, If-Unmodified-Since")
 		x.addHeader("Access-Control-Max-Age", "600")
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return true
 	}
 	return false
+}
+
+// corsMethods are the methods a preflight allows on rt: those the route table gives its route (a record: GET,
+// PUT, DELETE; a collection: POST), so that a page learns before sending a write that the path takes none, as
+// the core would answer 405; GET alone where the path names no route of its version (the gateway's own
+// endpoints, or nothing: any method there gets 404).
+func corsMethods(rt *route.Route) string {
+	if spec, ok := rt.Class.Spec(); ok && rt.Version >= spec.MinVersion {
+		return spec.Allow()
+	}
+	return "GET"
 }
