@@ -121,6 +121,8 @@ func TestRefusals(t *testing.T) {
 		{name: "upstream tls CA file without certificates", file: "upstream:\n  url: https://api.example\n  tls:\n    ca_file: /dev/null\n",
 			want: []string{`F:4: upstream.tls.ca_file: /dev/null: no PEM certificate in it`}},
 		{name: "upstream host", file: "upstream:\n  host: 'a b'\n", want: []string{`F:2: upstream.host: "a b": want a host name, with an optional :port`}},
+		{name: "upstream host with a user", file: "upstream:\n  host: 'me@api.example'\n", want: []string{`F:2: upstream.host: "me@api.example": want a host name, with an optional :port`}},
+		{name: "upstream host with an impossible port", file: "upstream:\n  host: 'api.example:99999'\n", want: []string{`F:2: upstream.host: "api.example:99999": want a host name, with an optional :port`}},
 		{name: "ttl by route unknown class", file: "cache:\n  ttl_by_route: [records=10s]\n",
 			want: []string{`F:2: cache.ttl_by_route: "records=10s": unknown route class "records"`}},
 		{name: "ttl by route above cache.ttl", file: "cache:\n  ttl: 30s\n  ttl_by_route: [record=10s, search=1m]\n",

@@ -6,14 +6,18 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/reqgate/reqgate/internal/wire"
 )
 
-// upstreamTLS checks upstream.host and upstream.tls: a Host without spaces or control characters, TLS settings
+// upstreamTLS checks upstream.host and upstream.tls: a Host that is a host[:port] (wire.ValidHost), TLS settings
 // only with an https upstream, a CA file that holds certificates, and a client certificate and key that load
 // and belong together, so that a bad file stops the start instead of failing every request.
 func (k *checker) upstreamTLS() {
 	u := k.c.Upstream
-	if strings.ContainsFunc(u.Host, func(c rune) bool { return c <= ' ' || c == 0x7f || c == '/' }) {
+	// Sent as the Host of every forwarded request, which a core behind no trusted proxy builds Location from:
+	// a host by the rule the core reads Host by (package wire), or the core would not use it.
+	if u.Host != "" && !wire.ValidHost(u.Host) {
 		k.fail("upstream.host", "%q: want a host name, with an optional :port", u.Host)
 	}
 	t := u.TLS

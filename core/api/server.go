@@ -248,9 +248,10 @@ func (s *Server) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	host := r.Host
-	if host == "" {
-		// An HTTP/1.0 request may name no host: the address the caller connected to stands for it, as at the
-		// gateway, so that a Location names this server rather than "http:///...".
+	if !wire.ValidHost(host) {
+		// An HTTP/1.0 request may name no host, and net/http lets through hosts that are none (sub-delims,
+		// ports past 65535, a zone id): the address the caller connected to stands for them, as at the
+		// gateway, so that a Location names this server rather than "http:///..." or what a caller made up.
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			host = a.String()
 		}
