@@ -233,11 +233,13 @@ func testConcurrentBruteForce(t *testing.T, m mode) {
 				opt := m.cached(c)
 				opt.MaxUserFailures, opt.MaxIPFailures, opt.MaxUserFailuresAllIPs = limit, 1000, 1000
 				if shared {
-					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+					// 300 calls at once queue for the client's connections: a slow answer here must not
+					// pass for an unreachable Redis (each replica would then count alone), neither at the
+					// store's timeout nor at the pool's (go-redis gives up waiting for a connection after
+					// its read timeout + 1 s, which a loaded machine reaches).
+					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, PoolTimeout: 10 * time.Second})
 					t.Cleanup(func() { rdb.Close() })
 					opt.Redis = rdb
-					// 300 calls at once queue for the client's connections: a slow answer here must not
-					// pass for an unreachable Redis (each replica would then count alone).
 					opt.FailureStoreTimeout = 10 * time.Second
 				}
 				g, u := serve(t, opt)
