@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"encoding/json"
-	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -235,18 +234,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		"--set", "upstream.verify=probe", "--set", "upstream.tls.ca_file="+ca.CertFile)
 	waitReady(t, gw, "http://"+admin+"/readyz")
 	base := "http://" + listen + "/api2/demo"
-	var b struct {
-		Code      string `xml:"code"`
-		Available string `xml:"api_available"`
-		After     int    `xml:"try_again_after"`
-	}
-	read := func(body string) {
-		t.Helper()
-		b.Code, b.Available, b.After = "", "", 0
-		if err := xml.Unmarshal([]byte(body), &b); err != nil {
-			t.Fatalf("body %q: %v", body, err)
-		}
-	}
+	var b throttleBody
 	// The probe of the credential and three reads are the upstream's four calls of the window.
 	for _, path := range []string{"/re/1", "/user", "/object"} {
 		if r, body := do(t, http.MethodGet, base+path, "demo", ""); r.StatusCode != http.StatusOK {
@@ -254,7 +242,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		}
 	}
 	r, body := do(t, http.MethodGet, base+"/re/view", "demo", "")
-	read(body)
+	b = readThrottle(t, body)
 	if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After != 600 {
 		t.Fatalf("the call past the upstream's limit: %d %s, want its 503 Request_Throttled after 600 s", r.StatusCode, body)
 	}
@@ -264,7 +252,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 	// (its answers are Cache-Control: private, a gateway's, so none was cached here).
 	for _, path := range []string{"/re/view", "/re/1", "/re/2"} {
 		r, body := do(t, http.MethodGet, base+path, "demo", "")
-		read(body)
+		b = readThrottle(t, body)
 		if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After < 1 || b.After > 600 ||
 			r.Header.Get("Retry-After") == "" {
 			t.Errorf("GET %s while blocked: %d Retry-After %q %s, want 503 Request_Throttled with the time left",
@@ -272,7 +260,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		}
 	}
 	r, body = do(t, http.MethodGet, base+"/rate_throttle_status", "demo", "")
-	read(body)
+	b = readThrottle(t, body)
 	if r.StatusCode != http.StatusOK || b.Available != "no" || b.After < 1 || b.After > 600 {
 		t.Errorf("rate_throttle_status while blocked: %d %s, want 200, not available, the time left", r.StatusCode, body)
 	}
