@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,17 +48,8 @@ ratelimit:
 	}()
 	waitHeld(t, "http://"+admin+"/metrics")
 
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.Done:
-		p.Done <- err // for the cleanup
-		if err != nil {
-			t.Errorf("exit after a drain past shutdown_timeout: %v, want status 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("reqgate did not exit within 30s of SIGTERM")
+	if err := p.Stop(t); err != nil {
+		t.Errorf("exit after a drain past shutdown_timeout: %v, want status 0", err)
 	}
 	cut := ""
 	for _, l := range strings.Split(p.Output.String(), "\n") {

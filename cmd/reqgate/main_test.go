@@ -85,17 +85,8 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		}
 	}
 
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.Done:
-		p.Done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("reqgate did not exit within 20s of SIGTERM")
+	if err := p.Stop(t); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 
 	// The store was closed cleanly: a second start finds the demo (and does not provision it again).
@@ -105,15 +96,7 @@ func TestServeProvisionsDemoAndShutsDownOnSIGTERM(t *testing.T) {
 		t.Fatalf("after restart: status %d; %s", resp.StatusCode, body)
 	}
 	// Its whole log, once it has stopped (lines are written within 100 ms, and at the stop).
-	if err := p2.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p2.Done:
-		p2.Done <- err // for the cleanup
-	case <-time.After(20 * time.Second):
-		t.Fatal("the second start did not exit within 20s of SIGTERM")
-	}
+	_ = p2.Stop(t)
 	if out := p2.Output.String(); strings.Contains(out, "demo account ready") || !strings.Contains(out, `"msg":"stopped"`) {
 		t.Errorf("the second start's log, with the demo account provisioned again or no stop line:\n%s", out)
 	}

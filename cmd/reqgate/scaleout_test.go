@@ -342,13 +342,9 @@ func TestServeOnPostgres(t *testing.T) {
 	if got, want := strings.Count(body, "<history>"), 2; got != want {
 		t.Errorf("history of the demo status field has %d entries, want %d:\n%s", got, want, body)
 	}
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-p.Done; err != nil {
+	if err := p.Stop(t); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
-	p.Done <- nil // for the cleanup
 	p2 := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", dsn)
 	waitReady(t, p2, "http://"+listen+"/readyz")
 	_, again := do(t, http.MethodGet, "http://"+listen+"/api2/demo/re/1/fieldhistory/103", "demo", "")

@@ -5,9 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
 )
@@ -90,17 +88,8 @@ func TestSeedRecordsKeepClientChanges(t *testing.T) {
 		t.Errorf("RE-7, new in the file: %d, want 200:\n%s", resp.StatusCode, body)
 	}
 
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.Done:
-		p.Done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("reqgate did not exit within 20s of SIGTERM")
+	if err := p.Stop(t); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	p2 := start(t, args...)
 	waitReady(t, p2, "http://"+admin+"/readyz")

@@ -11,9 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -158,17 +156,8 @@ func TestTracingThroughServe(t *testing.T) {
 // stop sends SIGTERM and waits for a clean exit: the shutdown flushes the spans.
 func stop(t *testing.T, p *proc) {
 	t.Helper()
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.Done:
-		if err != nil {
-			t.Fatalf("reqgate exited with %v", err)
-		}
-		p.Done <- err // for the cleanup
-	case <-time.After(30 * time.Second):
-		t.Fatal("reqgate did not stop within 30s of SIGTERM")
+	if err := p.Stop(t); err != nil {
+		t.Fatalf("reqgate exited with %v", err)
 	}
 }
 

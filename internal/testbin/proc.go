@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,6 +84,28 @@ func (p *Proc) WaitReady(tb testing.TB, url string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	tb.Fatalf("%s not ready within %s", url, readyWithin)
+}
+
+// stopWithin bounds how long a process may take to exit after SIGTERM: far above a graceful shutdown's own
+// bounds, so that only a process that never exits fails on it.
+const stopWithin = 30 * time.Second
+
+// Stop sends SIGTERM and waits for the process to exit, returning its exit (cmd.Wait's error: nil for status
+// 0), which it also leaves in Done for the cleanup. It ends the test if the signal cannot be sent or the
+// process has not exited within stopWithin.
+func (p *Proc) Stop(tb testing.TB) error {
+	tb.Helper()
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		tb.Fatal(err)
+	}
+	select {
+	case err := <-p.Done:
+		p.Done <- err // for the cleanup, which waits for it
+		return err
+	case <-time.After(stopWithin):
+		tb.Fatalf("%s did not exit within %s of SIGTERM", p.Cmd.Args, stopWithin)
+		return nil
+	}
 }
 
 // Serve runs `reqgate serve` (the embedded demo account, a fresh SQLite file, no admin listener) on a free
