@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/core/api"
-	"github.com/reqgate/reqgate/core/postgres"
-	"github.com/reqgate/reqgate/core/postgres/pgtest"
 	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
@@ -21,18 +18,7 @@ import (
 // while clients read, update and create records: whatever fails while it is away is 503 with Retry-After, never
 // 500, and the core serves again once it is back.
 func TestStoreRestartUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
-	}
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	st, err := postgres.Open(context.Background(), srv.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, st := ownPostgres(t)
 	var logs testsupport.LockedBuffer
 	e := serve(t, st, api.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 

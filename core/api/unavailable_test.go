@@ -13,18 +13,7 @@ import (
 // TestStoreDownIs503 stops the PostgreSQL server under a core: reads and writes are answered 503 with
 // Retry-After (the client may retry), never 500.
 func TestStoreDownIs503(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
-	}
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	st, err := postgres.Open(context.Background(), srv.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, st := ownPostgres(t)
 	e := serve(t, st, api.Options{})
 	id := e.create("/api2", "re", body("requirement", "field_101", "Before"))
 	path := "/api2/" + keyAcme + "/re/" + id
@@ -42,4 +31,23 @@ func TestStoreDownIs503(t *testing.T) {
 				r.Method, r.Path, got.Status, got.Header.Get("Retry-After"), got.Body)
 		}
 	}
+}
+
+// ownPostgres starts a PostgreSQL server of the test's own, one it may stop and restart (unlike the shared
+// one), opens a store on it, and stops it when the test ends. Under -short it skips the test.
+func ownPostgres(t *testing.T) (*pgtest.Server, *postgres.Store) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a PostgreSQL server; make test runs it, make check (-short) does not")
+	}
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	st, err := postgres.Open(context.Background(), srv.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, st
 }
