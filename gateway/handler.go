@@ -115,7 +115,7 @@ func (x *exchange) readAt() time.Time {
 func (x *exchange) callerHost() string {
 	if !x.hostRead {
 		h := &x.ctx.Request.Header
-		if auth, ok := targetAuthority(h.RequestURI()); ok {
+		if auth, ok := route.Authority(h.RequestURI()); ok {
 			x.host = string(auth)
 		} else {
 			x.host = string(h.Host())

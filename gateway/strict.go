@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/internal/wire"
+	"github.com/reqgate/reqgate/internal/wire/route"
 )
 
 // This file holds the HTTP/1.1 rules (RFC 9110, RFC 9112) that the gateway enforces on top of fasthttp's
@@ -77,7 +78,7 @@ func strictStatus(h *fasthttp.RequestHeader) (int, string) {
 	}
 	// An absolute-form target names the host in its place (RFC 9112 §3.2.2), and callerHost takes it from there:
 	// it is held to the same rule.
-	if auth, ok := targetAuthority(h.RequestURI()); ok && !wire.ValidHost(auth) {
+	if auth, ok := route.Authority(h.RequestURI()); ok && !wire.ValidHost(auth) {
 		return fasthttp.StatusBadRequest, "The host of the request target is not a host name or address with an optional port."
 	}
 	return 0, ""

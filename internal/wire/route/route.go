@@ -207,19 +207,55 @@ func dotSegment(seg string) bool { return seg == "." || seg == ".." }
 
 // cutScheme strips "http://host" or "https://host" from an absolute-form target.
 func cutScheme(s string) (string, bool) {
-	for _, scheme := range []string{"http://", "https://"} {
-		if len(s) >= len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
-			rest := s[len(scheme):]
-			if i := strings.IndexAny(rest, "/?"); i >= 0 {
-				if rest[i] == '?' {
-					return "/" + rest[i:], true
-				}
-				return rest[i:], true
+	_, i, ok := absolute(s)
+	switch {
+	case !ok:
+		return s, false
+	case i == len(s):
+		return "/", true
+	case s[i] == '?':
+		return "/" + s[i:], true
+	}
+	return s[i:], true
+}
+
+// Authority is the authority ("host:port") of an absolute-form request target ("http://host:port/path", RFC
+// 9112 §3.2.2), which a server must take for the request's host instead of Host; ok is false for the origin
+// form ("/path") every other request uses. It allocates nothing, for a check of every request.
+func Authority[T string | []byte](target T) (authority T, ok bool) {
+	authority, _, ok = absolute(target)
+	return authority, ok
+}
+
+// absolute reads an absolute-form target, its scheme http or https in any case (RFC 3986 §3.1): the authority,
+// and where what follows it (a path, a query or a fragment) starts, len(s) when nothing does.
+func absolute[T string | []byte](s T) (authority T, rest int, ok bool) {
+	for _, scheme := range [...]string{"http://", "https://"} {
+		if len(s) < len(scheme) || !lowerEqual(s[:len(scheme)], scheme) {
+			continue
+		}
+		for i := len(scheme); i < len(s); i++ {
+			if c := s[i]; c == '/' || c == '?' || c == '#' {
+				return s[len(scheme):i], i, true
 			}
-			return "/", true
+		}
+		return s[len(scheme):], len(s), true
+	}
+	return s[:0], 0, false
+}
+
+// lowerEqual reports whether s, ASCII letters read in lower case, is lower.
+func lowerEqual[T string | []byte](s T, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
 		}
 	}
-	return s, false
+	return true
 }
 
 // segments decodes the segments of p, which starts with '/', drops the empty and "." ones and resolves ".."

@@ -237,3 +237,27 @@ func TestParseID(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthority(t *testing.T) {
+	for _, tc := range []struct {
+		target, want string
+		ok           bool
+	}{
+		{"http://gw.example:8080/api2/demo/re/1", "gw.example:8080", true},
+		{"HTTPS://gw.example?x", "gw.example", true},
+		{"http://gw.example", "gw.example", true},
+		{"http:///api2/demo", "", true},
+		{"http://demo@evil.test#f", "demo@evil.test", true},
+		{"/api2/demo/re/1", "", false},
+		{"ftp://gw.example/", "", false},
+		{"http:/gw.example/", "", false},
+	} {
+		got, ok := Authority(tc.target)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Authority(%q) = %q, %v; want %q, %v", tc.target, got, ok, tc.want, tc.ok)
+		}
+		if b, bok := Authority([]byte(tc.target)); string(b) != got || bok != ok {
+			t.Errorf("Authority([]byte(%q)) = %q, %v; the string form gives %q, %v", tc.target, b, bok, got, ok)
+		}
+	}
+}
