@@ -18,6 +18,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/reqgate/reqgate/internal/digits"
+	"github.com/reqgate/reqgate/internal/striped"
 )
 
 // DefaultBusDownTTL is the BusDownTTL of a zero Options: not a configuration key, a bound the cache keeps for its
@@ -81,7 +82,8 @@ type Cache struct {
 	nextBase atomic.Uint64 // the start of the next kind's window
 	seed     maphash.Seed  // for the slot of an id that is not a number
 
-	hits, misses, stale, evictions atomic.Uint64
+	hits, misses     striped.Counter // every read counts: striped, each on lines of its own
+	stale, evictions atomic.Uint64
 
 	// The lease (RequireLease, SetLease): while leased, an entry is fresh only before leaseUntil, in ns
 	// after leaseBase on the monotonic clock.
@@ -438,14 +440,14 @@ type Lookup struct {
 }
 
 // Get returns the entry under key, fresh or (within StaleIfError) stale. ok is false when there is none.
-func (c *Cache) Get(key string) (l Lookup, ok bool) { return c.GetAt(key, c.opt.Now()) }
+func (c *Cache) Get(key string) (l Lookup, ok bool) { return c.GetAt(key, c.opt.Now(), 0) }
 
-// GetAt is Get at a time the caller has already read from the cache's clock (Options.Now).
-func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
+// GetAt is Get at a time the caller has already read from the cache's clock (Options.Now), counted on stripe
+// (internal/striped: the gateway's connection's).
+func (c *Cache) GetAt(key string, now time.Time, stripe uint32) (l Lookup, ok bool) {
 	e, found := c.store.Get(key)
 	if !found {
-		c.misses.Add(1)
-		missesTotal.Inc()
+		c.miss(stripe)
 		return Lookup{}, false
 	}
 	age := now.Sub(e.Stored)
@@ -455,18 +457,21 @@ func (c *Cache) GetAt(key string, now time.Time) (l Lookup, ok bool) {
 	l = Lookup{Entry: e, Age: age, Fresh: age < time.Duration(c.fresh.Load()) && c.leaseHeld()}
 	if !l.Fresh && age >= time.Duration(c.ttl.Load()+c.staleFor.Load()) {
 		// Stored for a longer TTL plus StaleIfError than SetTTL has set since.
-		c.misses.Add(1)
-		missesTotal.Inc()
+		c.miss(stripe)
 		return Lookup{}, false
 	}
 	if l.Fresh {
-		c.hits.Add(1)
-		hitsTotal.Inc()
+		c.hits.Inc(stripe)
+		hitsTotal.Inc(stripe)
 	} else {
-		c.misses.Add(1)
-		missesTotal.Inc()
+		c.miss(stripe)
 	}
 	return l, true
+}
+
+func (c *Cache) miss(stripe uint32) {
+	c.misses.Inc(stripe)
+	missesTotal.Inc(stripe)
 }
 
 // ErrNotStored says an entry was not taken (nil, or larger than half the entries' budget).

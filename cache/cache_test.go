@@ -239,7 +239,7 @@ func BenchmarkGetAtHit(b *testing.B) {
 	b.Run("sequential", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+			if l, ok := c.GetAt(key, now, 0); !ok || !l.Fresh {
 				b.Fatal("miss")
 			}
 		}
@@ -254,7 +254,7 @@ func BenchmarkGetAtHit(b *testing.B) {
 	b.Run("sequential leased", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if l, ok := leased.GetAt(key, now); !ok || !l.Fresh {
+			if l, ok := leased.GetAt(key, now, 0); !ok || !l.Fresh {
 				b.Fatal("miss")
 			}
 		}
@@ -263,7 +263,7 @@ func BenchmarkGetAtHit(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if l, ok := c.GetAt(key, now); !ok || !l.Fresh {
+				if l, ok := c.GetAt(key, now, 0); !ok || !l.Fresh {
 					b.Error("miss") // not Fatal: this is not the benchmark's goroutine
 					return
 				}
@@ -321,7 +321,7 @@ func TestBusDownTTL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.SetBusUp(tc.up)
-			l, ok := c.GetAt(key, clk.Now().Add(tc.age))
+			l, ok := c.GetAt(key, clk.Now().Add(tc.age), 0)
 			if !ok {
 				t.Fatal("entry not found")
 			}
@@ -342,7 +342,7 @@ func TestBusDownTTLNeverAboveTTL(t *testing.T) {
 	}
 	c.Wait()
 	c.SetBusUp(false)
-	if l, ok := c.GetAt(key, clk.Now().Add(2*time.Second)); !ok || l.Fresh {
+	if l, ok := c.GetAt(key, clk.Now().Add(2*time.Second), 0); !ok || l.Fresh {
 		t.Errorf("found=%v fresh=%v past the TTL with the bus down, want a stale entry", ok, l.Fresh)
 	}
 }

@@ -1,16 +1,17 @@
 package cache
 
 import (
+	"io"
 	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/reqgate/reqgate/internal/striped"
 )
 
 // Process-wide metrics. Several caches may live in one process (tests, replicas); the counters add up and
 // reqgate_cache_bytes sums the live caches.
 var (
-	hitsTotal          = metrics.GetOrCreateCounter(`reqgate_cache_hits_total`)
-	missesTotal        = metrics.GetOrCreateCounter(`reqgate_cache_misses_total`)
 	staleTotal         = metrics.GetOrCreateCounter(`reqgate_cache_stale_total`)
 	evictionsTotal     = metrics.GetOrCreateCounter(`reqgate_cache_evictions_total`)
 	invalidationsTotal = metrics.GetOrCreateCounter(`reqgate_cache_invalidations_total`)
@@ -26,7 +27,15 @@ var live struct {
 	caches map[*Cache]struct{}
 }
 
+// hitsTotal and missesTotal are counted by every read, from whichever CPU serves it: striped (internal/striped),
+// so that reads on two CPUs do not share one cache line for them.
+var hitsTotal, missesTotal striped.Counter
+
 func init() {
+	metrics.RegisterMetricsWriter(func(w io.Writer) {
+		metrics.WriteCounterUint64(w, "reqgate_cache_hits_total", hitsTotal.Load())
+		metrics.WriteCounterUint64(w, "reqgate_cache_misses_total", missesTotal.Load())
+	})
 	metrics.GetOrCreateGauge(`reqgate_cache_bytes`, func() float64 {
 		live.Lock()
 		defer live.Unlock()

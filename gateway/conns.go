@@ -195,7 +195,7 @@ func (l *connTable) Accept() (net.Conn, error) {
 		if sc, ok := c.(*strictConn); ok {
 			sc.t, t.guard = t, &sc.guard
 		}
-		return &conn{Conn: c, t: t, l: l}, nil
+		return &conn{Conn: c, t: t, l: l, stripe: nextStripe.Add(1)}, nil
 	}
 }
 
@@ -518,10 +518,23 @@ func (g *Gateway) connState(nc net.Conn, s fasthttp.ConnState) {
 
 // conn is an accepted connection. A tracked one (t set) leaves the table when closed, once however often Close
 // is called; its reads fail once the table has closed it.
+// nextStripe gives accepted connections their stripes in turn.
+var nextStripe atomic.Uint32
+
+// stripeOf is the stripe of the request's connection (internal/striped); 0 for one the gateway did not accept.
+func stripeOf(ctx *fasthttp.RequestCtx) uint32 {
+	if c := connOf(ctx.Conn()); c != nil {
+		return c.stripe
+	}
+	return 0
+}
+
 type conn struct {
 	net.Conn
 	t *connTrack
 	l *connTable
+	// stripe is the connection's stripe of the striped counters (internal/striped) its requests add to.
+	stripe uint32
 	// The memos are used by the one request the connection serves at a time.
 	auth    authMemo
 	metrics metricsMemo

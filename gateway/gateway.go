@@ -27,13 +27,14 @@ import (
 
 	"github.com/reqgate/reqgate/cache"
 	"github.com/reqgate/reqgate/gateway/tenants"
+	"github.com/reqgate/reqgate/internal/striped"
 )
 
 // Gateway is one gateway replica. Create it with New; serve with Serve or mount Handler in a server of
 // your own; stop with Shutdown.
 type Gateway struct {
 	opt        Options
-	active     atomic.Int64 // requests in the handler now (InFlight)
+	active     striped.Int // requests in the handler now (InFlight)
 	up         *upstream
 	cache      *cache.Cache // nil when the cache is disabled
 	bus        cache.Bus
@@ -263,7 +264,7 @@ func (g *Gateway) serverError(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		status, msg = fasthttp.StatusBadRequest, "The request is malformed."
 	}
-	requestCounter(requestLabels{route: "unknown", code: status}).Inc()
+	requestCounter(requestLabels{route: "unknown", code: status}).Inc(0)
 	writeXMLError(ctx, status, msg)
 	if status == fasthttp.StatusServiceUnavailable {
 		ctx.Response.Header.Set("Retry-After", "1")

@@ -33,6 +33,7 @@ type exchange struct {
 // state is what an exchange starts each request from zero with (its buffers need no clearing).
 type state struct {
 	ctx         *fasthttp.RequestCtx
+	stripe      uint32         // the connection's stripe of the striped counters (internal/striped)
 	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
 	badTarget   error  // the target did not parse (rt is then empty)
@@ -142,8 +143,9 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 // the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
 // ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	g.active.Add(1)
-	defer g.active.Add(-1)
+	stripe := stripeOf(ctx)
+	g.active.Add(stripe, 1)
+	defer g.active.Add(stripe, -1)
 	// Only a request with a body can have paused (a read never looks).
 	if n := ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
 		if p, ok := ctx.UserValue(pausedKey{}).(*pausedExchange); ok {
@@ -152,13 +154,13 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	g.run(g.begin(ctx, g.start(ctx)))
+	g.run(g.begin(ctx, g.start(ctx), stripe))
 }
 
-// begin takes an exchange for a request that began at now.
-func (g *Gateway) begin(ctx *fasthttp.RequestCtx, now time.Time) *exchange {
+// begin takes an exchange for a request that began at now, on a connection of stripe.
+func (g *Gateway) begin(ctx *fasthttp.RequestCtx, now time.Time, stripe uint32) *exchange {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, rt: route.Route{Class: route.Unknown}, now: now}
+	x.state = state{ctx: ctx, stripe: stripe, rt: route.Route{Class: route.Unknown}, now: now}
 	x.extra = x.extraBuf[:0]
 	if g.tracer != nil {
 		g.startTrace(x)
@@ -223,7 +225,7 @@ func (g *Gateway) finish(x *exchange) {
 	if c := connOf(ctx.Conn()); c != nil {
 		memo, lineMemo = &c.metrics, &c.access
 	}
-	memo.observe(x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
+	memo.observe(x.stripe, x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
 	if x.verified {
 		// Only a proved caller's account may become a label: a stranger can name any api_key.
 		g.tenants.Count(x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})

@@ -41,7 +41,7 @@ func (g *Gateway) identify(x *exchange) bool {
 	if validRequestID(x.hdr.requestID) {
 		id = append(id, x.hdr.requestID...)
 	} else {
-		id = g.ids.appendNext(id)
+		id = g.ids.appendNext(id, x.stripe)
 	}
 	x.reqID = unsafe.String(&x.idBuf[0], len(id))
 	x.addHeader(headerRequestID, x.reqID)

@@ -45,7 +45,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 	}
 	tc := tls.Server(c, l.config) // the handshake waits for the first read or write
 	sc := &strictConn{keepAlive: keepAlive{tc}}
-	out := &tlsConn{conn: conn{Conn: sc}, tls: tc}
+	out := &tlsConn{conn: conn{Conn: sc, stripe: nextStripe.Add(1)}, tls: tc}
 	if in, ok := c.(*conn); ok && in.t != nil {
 		sc.t, in.t.guard = in.t, &sc.guard
 		out.t, out.l = in.t, in.l
