@@ -120,7 +120,7 @@ func hitter(tb testing.TB, gw *testGateway, accept string) func() {
 	h := gw.Handler()
 	server, _ := tcpPair(tb)
 	ctx := new(fasthttp.RequestCtx)
-	ctx.Init2(&conn{Conn: server}, nil, false)
+	ctx.Init2(&conn{Conn: server, stripe: nextStripe.Add(1)}, nil, false)
 	raw := "GET " + benchPath + " HTTP/1.1\r\nHost: gw.test\r\nAuthorization: " + benchAuth + "\r\n"
 	if accept != "" {
 		raw += "Accept: " + accept + "\r\n"
