@@ -82,8 +82,8 @@ func TestHitAllocations(t *testing.T) {
 	}
 }
 
-// defaultsOptions is the gateway at the defaults of a deployment: the access log on (written to a buffered
-// discard), and one in-process rate policy that never rejects.
+// defaultsOptions is the gateway at the defaults of a deployment: the access log on (batched, written to a
+// buffered discard), and one in-process rate policy that never rejects.
 func defaultsOptions(tb testing.TB, c *coretest.Core) Options {
 	l, err := ratelimit.New(ratelimittest.With(ratelimit.Options{Policies: []ratelimit.Policy{
 		{Name: "never", Key: "api_key", Limit: 1_000_000, Burst: 1_000_000, Period: time.Second}}}))
@@ -93,6 +93,8 @@ func defaultsOptions(tb testing.TB, c *coretest.Core) Options {
 	opt := cachedOptions(c)
 	opt.Limiter = l
 	opt.AccessLog = accesslog.New(&lockedWriter{w: bufio.NewWriterSize(io.Discard, 64<<10)}, "json", "part", "gateway")
+	opt.AccessLog.Batch(100 * time.Millisecond) // as the binary's
+	tb.Cleanup(opt.AccessLog.Close)
 	opt.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil)) // at info: the access log is written
 	return opt
 }

@@ -20,6 +20,7 @@ import (
 
 // newLogger builds the process logger from log.level and log.format (text or json). Lines go through a
 // logWriter, so the gateway's access log (one line per request) costs a buffer copy, not a write system call.
+// The access logger batches (close it before the logWriter).
 //
 // The level is the returned LevelVar, which a reload sets (log.level is live). The access logger writes the
 // gateway's access log into the same writer in the same format; the gateway uses it only while the level lets
@@ -40,6 +41,8 @@ func newLogger(c config.Log, w io.Writer) (*slog.Logger, *logWriter, *accesslog.
 	slog.SetDefault(l)
 	redis.SetLogger(redisLogger{l.With("part", "redis")})
 	access := accesslog.New(infoLines{lw}, format, "part", "gateway")
+	// Each connection's lines reach lw in batches (accesslog's batch.go), as often as lw hands its buffer on.
+	access.Batch(100 * time.Millisecond)
 	return l, lw, access, level
 }
 

@@ -37,6 +37,7 @@ func TestAccessLogFollowsLogConfig(t *testing.T) {
 			var out bytes.Buffer
 			log, lw, access, _ := newLogger(config.Log{Level: tt.level, Format: tt.format}, &out)
 			defer lw.Close()
+			defer access.Close()
 			// The gateway writes the access log only while its logger is enabled for info.
 			if on := log.Enabled(context.Background(), slog.LevelInfo); on != (tt.prefix != "") {
 				t.Fatalf("logger enabled for info: %v at level %s", on, tt.level)

@@ -100,6 +100,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	log, logw, access, level := newLogger(cfg.Log, stderr)
 	defer logw.Close()
+	defer access.Close() // first: its gathered lines go to logw
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}

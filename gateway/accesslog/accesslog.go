@@ -69,6 +69,13 @@ type Logger struct {
 	prefix []byte // the logger's own attributes, encoded, written after msg
 	bufs   sync.Pool
 	second atomic.Pointer[second] // the last second formatted
+
+	// Batching (batch.go).
+	batching      atomic.Bool
+	qmu           sync.Mutex
+	queue, spare  []*Memo // connections with lines gathered; spare is the last queue's array, for reuse
+	stop, stopped chan struct{}
+	closeOnce     sync.Once
 }
 
 // second is one second's time text up to the seconds ("2026-11-24T06:36:32") and its zone ("Z", "+01:00"):
@@ -93,8 +100,14 @@ func New(w io.Writer, format string, attrs ...string) *Logger {
 // Log writes the entry for a request that ended at t.
 func (l *Logger) Log(t time.Time, e *Entry) error { return l.LogWith(t, e, nil) }
 
-// LogWith is Log with a Memo of the caller's previous line (nil: none), which it updates.
+// LogWith is Log with a Memo of the caller's previous line (nil: none), which it updates. With Batch on, the
+// line gathers in the Memo with the connection's others (batch.go).
 func (l *Logger) LogWith(t time.Time, e *Entry, m *Memo) error {
+	if m != nil {
+		if batched, err := l.logBatched(t, e, m); batched {
+			return err
+		}
+	}
 	bp := l.bufs.Get().(*[]byte)
 	b := l.appendWith((*bp)[:0], t, e, m)
 	_, err := l.w.Write(b)

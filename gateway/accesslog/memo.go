@@ -10,6 +10,7 @@ type Memo struct {
 	vals          []byte             // the string fields' values, one after another
 	ends          [len(memoed{})]int // where each value ends in vals
 	text          []byte             // the fields' encoded text, separators and keys included
+	batch         batch              // the connection's lines waiting for the writer (Logger.Batch)
 }
 
 // maxMemo bounds the text a Memo keeps.
