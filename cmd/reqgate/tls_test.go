@@ -21,6 +21,7 @@ import (
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestServeTLS runs the binary with server.tls_cert_file and server.tls_key_file: the gateway answers HTTPS
@@ -48,21 +49,8 @@ func TestServeTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodGet, tt.url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.user != "" {
-				req.SetBasicAuth(tt.user, tt.user)
-			}
-			res, err := cl.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tt.status {
-				t.Errorf("status %d, want %d: %s", res.StatusCode, tt.status, body)
+			if r := testsupport.Do(t, cl, http.MethodGet, tt.url, tt.user, tt.user, ""); r.Status != tt.status {
+				t.Errorf("status %d, want %d: %s", r.Status, tt.status, r.Body)
 			}
 		})
 	}
