@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -55,21 +54,11 @@ func TestServeTLS(t *testing.T) {
 		})
 	}
 
-	out, err := exec.Command(testbin.Binary(t), "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
-		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile).CombinedOutput()
-	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "server.tls_cert_file") {
+	code, out := runCmd(t, "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
+		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile)
+	if code != 2 || !strings.Contains(out, "server.tls_cert_file") {
 		t.Errorf("core with TLS keys: exit %d, want 2 naming server.tls_cert_file:\n%s", code, out)
 	}
-}
-
-func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 // TestReloadCerts calls the gateway node's reloadCerts, the entry point of the SIGHUP reload: after the files
