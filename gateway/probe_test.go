@@ -11,6 +11,7 @@ import (
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // upstreamLog is an upstream in front of a core that sends no proof (another implementation of the interface),
@@ -121,15 +122,8 @@ func TestProbeVerification(t *testing.T) {
 			defer u.setAnswer(0)
 			_, before := u.counts()
 			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			req, _ := http.NewRequest("GET", read, nil)
-			req.SetBasicAuth("viewer", tc.pass)
-			res, err := noRedirect.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			if res.StatusCode != tc.want {
-				t.Errorf("status %d, want %d", res.StatusCode, tc.want)
+			if res := testsupport.Do(t, noRedirect, http.MethodGet, read, "viewer", tc.pass, ""); res.Status != tc.want {
+				t.Errorf("status %d, want %d", res.Status, tc.want)
 			}
 			if _, after := u.counts(); after != before {
 				t.Errorf("the caller's request reached the upstream after a probe answered %d", tc.answer)
