@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"testing"
 
@@ -38,13 +35,8 @@ func (u *upstreamLog) setAnswer(status int) {
 func startUpstreamLog(t *testing.T) (*upstreamLog, string) {
 	t.Helper()
 	c := coretest.Start(t, coretest.Options{API: api.Options{NoAuthProof: true}})
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
 	u := &upstreamLog{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := frontCore(t, c.URL, func(w http.ResponseWriter, r *http.Request) bool {
 		u.mu.Lock()
 		answer := 0
 		if r.URL.Path == "/api2/demo/re/field" {
@@ -60,11 +52,11 @@ func startUpstreamLog(t *testing.T) (*upstreamLog, string) {
 		case answer > 0:
 			http.Error(w, "probe refused by the test", answer)
 		default:
-			proxy.ServeHTTP(w, r)
+			return false
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return u, srv.URL
+		return true
+	})
+	return u, front
 }
 
 // TestProbeVerification checks upstream.verify: probe in front of an upstream that sends no proof header: a
