@@ -83,15 +83,7 @@ func TestReloadCerts(t *testing.T) {
 	if !strings.HasPrefix(n.url(), "https://") {
 		t.Errorf("url %q, want https://", n.url())
 	}
-	serial := func() string {
-		t.Helper()
-		c, err := tls.Dial("tcp", n.addr, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
+	serial := func() string { t.Helper(); return servedSerial(t, n.addr) }
 	second, third := certstest.New(t, "second"), certstest.New(t, "third")
 	tests := []struct {
 		name      string
@@ -130,15 +122,7 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	first := certstest.Write(t, dir, "gw")
 	n := startReloadable(t, fmt.Sprintf("server:\n  tls_cert_file: %s\n  tls_key_file: %s\n", first.CertFile, first.KeyFile))
-	serial := func() string {
-		t.Helper()
-		c, err := tls.Dial("tcp", n.listen, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
+	serial := func() string { t.Helper(); return servedSerial(t, n.listen) }
 	if got, want := serial(), first.Cert.SerialNumber.String(); got != want {
 		t.Fatalf("serial %s at start, want %s", got, want)
 	}
@@ -182,4 +166,15 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 			expiry(t, tt.want)
 		})
 	}
+}
+
+// servedSerial is the serial number of the certificate the TLS listener at addr presents to a new connection.
+func servedSerial(t *testing.T, addr string) string {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
 }
