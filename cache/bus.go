@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/internal/redisns"
+	"github.com/reqgate/reqgate/internal/tick"
 )
 
 // Channel is the Redis pub/sub channel invalidations travel on, in the empty namespace.
@@ -516,24 +517,14 @@ func publish(ctx context.Context, c redis.Cmdable, sharded bool, channel, messag
 // the bus up.
 func (b *RedisBus) watch() {
 	defer b.wg.Done()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(b.ctx, 500*time.Millisecond)
-			err := b.rdb.Ping(pctx).Err()
-			cancel()
-			if b.ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				b.fail(fmt.Errorf("ping redis: %w", err))
-			}
+	tick.Every(b.ctx.Done(), time.Second, func() {
+		pctx, cancel := context.WithTimeout(b.ctx, 500*time.Millisecond)
+		err := b.rdb.Ping(pctx).Err()
+		cancel()
+		if err != nil && b.ctx.Err() == nil { // a ping cut short by the bus's closing is no failure
+			b.fail(fmt.Errorf("ping redis: %w", err))
 		}
-	}
+	})
 }
 
 // fail records a failed exchange with Redis and takes the bus down.

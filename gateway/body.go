@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 )
 
@@ -34,11 +33,6 @@ func (b *bodyBudget) take(n int64) bool {
 }
 
 func (b *bodyBudget) give(n int64) { b.used.Add(-n) }
-
-var (
-	bodyBudgetRefused = metrics.GetOrCreateCounter(`reqgate_gateway_body_budget_refused_total`)
-	bodyTooSlow       = metrics.GetOrCreateCounter(`reqgate_gateway_body_too_slow_total`)
-)
 
 // errBodyTooLarge is a body over Options.MaxBodyBytes.
 var errBodyTooLarge = errors.New("request body too large")

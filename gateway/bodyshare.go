@@ -3,8 +3,6 @@ package gateway
 import (
 	"net/netip"
 	"sync"
-
-	"github.com/VictoriaMetrics/metrics"
 )
 
 // bodyShares bounds the bytes of request bodies that one account, and one client address, hold at once: each
@@ -28,11 +26,6 @@ func newBodyShares(budget int64, share float64, maxBody int) *bodyShares {
 const (
 	shareAccount = "account"
 	shareAddress = "address"
-)
-
-var (
-	bodyShareRefusedAccount = metrics.GetOrCreateCounter(`reqgate_gateway_body_share_refused_total{key="account"}`)
-	bodyShareRefusedAddress = metrics.GetOrCreateCounter(`reqgate_gateway_body_share_refused_total{key="address"}`)
 )
 
 // take reserves n bytes for account and addr (an invalid addr is not counted), or returns the key whose share

@@ -11,23 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/gateway/accesslog"
 	"github.com/reqgate/reqgate/ratelimit"
 )
 
-var (
-	refusedPerIP     = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_ip"}`)
-	refusedPerPrefix = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_prefix"}`)
-	refusedFull      = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="max_conns"}`)
-	connsShed        = metrics.GetOrCreateCounter(`reqgate_gateway_connections_shed_total`)
-	headTimeouts     = metrics.GetOrCreateCounter(`reqgate_gateway_header_timeouts_total`)
-
-	openConns atomic.Int64 // of every connection table in the process
-	_         = metrics.GetOrCreateGauge(`reqgate_gateway_connections_open`, func() float64 { return float64(openConns.Load()) })
-)
+// openConns is the number of connections open in every connection table of the process
+// (reqgate_gateway_connections_open).
+var openConns atomic.Int64
 
 // Prefix lengths under which client addresses share the per-network connection cap: an IPv4 /24, an IPv6 /64
 // (one host or one site usually holds the whole of either, so its addresses are one client's).

@@ -5,7 +5,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/internal/budget"
@@ -17,11 +16,6 @@ import (
 // of CPU, or waiting on a slow credential check); it answers 503, and nothing reaches the core. And every
 // request it does forward tells the core, in budget.Header, how long the gateway will wait for the answer, so
 // that the core refuses the work once no one waits for it (core/api).
-
-var (
-	expiredQueue = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="queue_timeout"}`)
-	expiredGone  = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="client_gone"}`)
-)
 
 // expired answers, instead of forwarding it, a request whose caller has gone or that has waited too long, and
 // reports whether it did.

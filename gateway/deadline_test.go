@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,12 +33,7 @@ type frontedCore struct {
 func startFrontedCore(t *testing.T) *frontedCore {
 	t.Helper()
 	f := &frontedCore{Core: coretest.Start(t, coretest.Options{})}
-	target, err := url.Parse(f.Core.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.URL = frontCore(t, f.Core.URL, func(w http.ResponseWriter, r *http.Request) bool {
 		f.mu.Lock()
 		f.budget = append(f.budget, strings.Join(r.Header.Values("Reqgate-Timeout"), ","))
 		hold := f.hold
@@ -50,15 +43,8 @@ func startFrontedCore(t *testing.T) *frontedCore {
 		} else if r.URL.Path == "/api2/demo/" && hold != nil {
 			hold()
 		}
-		proxy.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = front.Serve(ln) }()
-	t.Cleanup(func() { _ = front.Close() })
-	f.URL = "http://" + ln.Addr().String()
+		return false
+	})
 	return f
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/reqgate/reqgate/internal/redisns"
@@ -40,8 +39,6 @@ type sharedFailures struct {
 // After a failed Redis call of the failure counters, Redis is not asked again for a pause, so an unreachable
 // Redis costs an unverified request at most one timeout (Options.FailureStoreTimeout) per pause.
 const failureRedisPause = time.Second
-
-var failureStoreErrors = metrics.GetOrCreateCounter(`reqgate_auth_failure_store_errors_total`)
 
 // reserveScript is failures.reserve in Redis, one atomic step. KEYS are the counters, then, when ARGV[2] names
 // the position of the counter of a user from all addresses (0: none), the user's known networks (a sorted set

@@ -6,6 +6,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
+
+	"github.com/reqgate/reqgate/internal/tick"
 )
 
 // Health of the cores behind a balancer. A core is judged by its probes and by the requests it serves alike:
@@ -64,20 +66,13 @@ func (p *prober) Stop() {
 func (p *prober) run(be *backend) {
 	defer p.wg.Done()
 	defer be.probe.CloseIdleConnections()
-	t := time.NewTicker(p.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-		}
+	tick.Every(p.stop, p.interval, func() {
 		if err := p.check(be); err != nil {
 			p.b.failed(be, err, "probe failed")
 		} else {
 			p.b.answered(be, "probe succeeded")
 		}
-	}
+	})
 }
 
 // check asks be for /readyz once.

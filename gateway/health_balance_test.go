@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,27 +189,21 @@ type stalledReadyz struct {
 
 func stallReadyz(t *testing.T, c *coretest.Core) *stalledReadyz {
 	t.Helper()
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &stalledReadyz{}
-	proxy := httputil.NewSingleHostReverseProxy(target)
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/readyz") && s.stalled.Load() {
-			s.probes.Add(1)
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
+	s.URL = frontCore(t, c.URL, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, "/readyz") || !s.stalled.Load() {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { close(release); srv.Close() })
-	s.URL = srv.URL
-	s.Addr = strings.TrimPrefix(srv.URL, "http://")
+		s.probes.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+		return true
+	})
+	t.Cleanup(func() { close(release) })
+	s.Addr = strings.TrimPrefix(s.URL, "http://")
 	return s
 }
 

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/VictoriaMetrics/metrics"
 )
 
 // The connections to the cores are shared by every tenant: one account sending slow requests (a search over many
@@ -19,11 +17,6 @@ import (
 // gateway forwards without a credential) share one bucket. Credential checks take no slot: they come before
 // the caller is proved, so a stranger naming an account's api_key must not be able to spend its slots (the
 // failed-login limits bound them instead).
-
-var (
-	inflightRefused = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="account_busy"}`)
-	inflightWaited  = metrics.GetOrCreateCounter(`reqgate_gateway_account_queued_total`)
-)
 
 // errAccountBusy is a request not sent because its account had MaxInflightPerAccount requests at the cores for
 // as long as it could wait: nothing reached the core.

@@ -2,10 +2,7 @@ package gateway
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,29 +23,18 @@ type heldCore struct {
 
 func startHeldCore(t *testing.T, c *coretest.Core, prefix string) *heldCore {
 	t.Helper()
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
 	gate := make(chan struct{})
 	h := &heldCore{}
 	var once sync.Once
 	h.release = func() { once.Do(func() { close(gate) }) }
-	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.URL = frontCore(t, c.URL, func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasPrefix(r.URL.Path, prefix) {
 			h.held.Add(1)
 			<-gate
 		}
-		proxy.ServeHTTP(w, r)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = front.Serve(ln) }()
-	t.Cleanup(func() { h.release(); _ = front.Close() })
-	h.URL = "http://" + ln.Addr().String()
+		return false
+	})
+	t.Cleanup(h.release)
 	return h
 }
 

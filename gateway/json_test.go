@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,19 +103,10 @@ func TestEmptyJSONBody(t *testing.T) {
 		if method == http.MethodPut {
 			url += "/1"
 		}
-		req, _ := http.NewRequest(method, url, strings.NewReader(""))
-		req.SetBasicAuth("demo", "demo")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "invalid JSON") ||
+		res := do(t, method, url, "demo", "demo", "", "Content-Type: application/json", "Accept: application/json")
+		if res.Status != http.StatusBadRequest || !strings.Contains(res.Body, "invalid JSON") ||
 			!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
-			t.Errorf("%s with an empty JSON body: %d %s %q", method, res.StatusCode, res.Header.Get("Content-Type"), b)
+			t.Errorf("%s with an empty JSON body: %d %s %q", method, res.Status, res.Header.Get("Content-Type"), res.Body)
 		}
 	}
 }

@@ -27,6 +27,31 @@ var (
 	upstreamRequests  = metrics.GetOrCreateCounter(`reqgate_gateway_upstream_requests_total`)
 	connectionErrors  = metrics.GetOrCreateCounter(`reqgate_gateway_connection_errors_total`)
 	readRetries       = metrics.GetOrCreateCounter(`reqgate_gateway_read_retries_total`)
+
+	// The public listener's connection table (conns.go).
+	refusedPerIP     = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_ip"}`)
+	refusedPerPrefix = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="per_prefix"}`)
+	refusedFull      = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="max_conns"}`)
+	connsShed        = metrics.GetOrCreateCounter(`reqgate_gateway_connections_shed_total`)
+	headTimeouts     = metrics.GetOrCreateCounter(`reqgate_gateway_header_timeouts_total`)
+	_                = metrics.GetOrCreateGauge(`reqgate_gateway_connections_open`, func() float64 { return float64(openConns.Load()) })
+
+	// Requests answered instead of forwarded (deadline.go, inflight.go).
+	expiredQueue    = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="queue_timeout"}`)
+	expiredGone     = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="client_gone"}`)
+	inflightRefused = metrics.GetOrCreateCounter(`reqgate_gateway_not_forwarded_total{reason="account_busy"}`)
+	inflightWaited  = metrics.GetOrCreateCounter(`reqgate_gateway_account_queued_total`)
+
+	// Request bodies (body.go, bodyshare.go).
+	bodyBudgetRefused       = metrics.GetOrCreateCounter(`reqgate_gateway_body_budget_refused_total`)
+	bodyTooSlow             = metrics.GetOrCreateCounter(`reqgate_gateway_body_too_slow_total`)
+	bodyShareRefusedAccount = metrics.GetOrCreateCounter(`reqgate_gateway_body_share_refused_total{key="account"}`)
+	bodyShareRefusedAddress = metrics.GetOrCreateCounter(`reqgate_gateway_body_share_refused_total{key="address"}`)
+
+	// Failed logins (stranger.go, failures_redis.go).
+	authDelayed        = metrics.GetOrCreateCounter(`reqgate_auth_delayed_total`)
+	authDelayedRefused = metrics.GetOrCreateCounter(`reqgate_auth_delayed_refused_total`)
+	failureStoreErrors = metrics.GetOrCreateCounter(`reqgate_auth_failure_store_errors_total`)
 )
 
 type requestLabels struct {

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bufio"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // stageExchange parses raw (a request head, CRLF line ends; no body is read) as the server would and returns an
@@ -181,18 +181,9 @@ func TestPipelineInMemory(t *testing.T) {
 		user, cache string
 		status      int
 	}{{"demo", "MISS", 200}, {"demo", "HIT", 200}, {"", "MISS", 401}} {
-		req, _ := http.NewRequest(http.MethodGet, "http://gw/api2/demo/re/1", nil)
-		if want.user != "" {
-			req.SetBasicAuth(want.user, want.user)
-		}
-		res, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != want.status || res.Header.Get("X-Cache") != want.cache {
-			t.Errorf("request %d: %d %q, want %d %q", i, res.StatusCode, res.Header.Get("X-Cache"), want.status, want.cache)
+		res := testsupport.Do(t, hc, http.MethodGet, "http://gw/api2/demo/re/1", want.user, want.user, "")
+		if res.Status != want.status || res.Header.Get("X-Cache") != want.cache {
+			t.Errorf("request %d: %d %q, want %d %q", i, res.Status, res.Header.Get("X-Cache"), want.status, want.cache)
 		}
 	}
 }

@@ -2,15 +2,13 @@ package gateway
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"testing"
 
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // upstreamLog is an upstream in front of a core that sends no proof (another implementation of the interface),
@@ -37,13 +35,8 @@ func (u *upstreamLog) setAnswer(status int) {
 func startUpstreamLog(t *testing.T) (*upstreamLog, string) {
 	t.Helper()
 	c := coretest.Start(t, coretest.Options{API: api.Options{NoAuthProof: true}})
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
 	u := &upstreamLog{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := frontCore(t, c.URL, func(w http.ResponseWriter, r *http.Request) bool {
 		u.mu.Lock()
 		answer := 0
 		if r.URL.Path == "/api2/demo/re/field" {
@@ -59,11 +52,11 @@ func startUpstreamLog(t *testing.T) (*upstreamLog, string) {
 		case answer > 0:
 			http.Error(w, "probe refused by the test", answer)
 		default:
-			proxy.ServeHTTP(w, r)
+			return false
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return u, srv.URL
+		return true
+	})
+	return u, front
 }
 
 // TestProbeVerification checks upstream.verify: probe in front of an upstream that sends no proof header: a
@@ -121,15 +114,8 @@ func TestProbeVerification(t *testing.T) {
 			defer u.setAnswer(0)
 			_, before := u.counts()
 			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			req, _ := http.NewRequest("GET", read, nil)
-			req.SetBasicAuth("viewer", tc.pass)
-			res, err := noRedirect.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			if res.StatusCode != tc.want {
-				t.Errorf("status %d, want %d", res.StatusCode, tc.want)
+			if res := testsupport.Do(t, noRedirect, http.MethodGet, read, "viewer", tc.pass, ""); res.Status != tc.want {
+				t.Errorf("status %d, want %d", res.Status, tc.want)
 			}
 			if _, after := u.counts(); after != before {
 				t.Errorf("the caller's request reached the upstream after a probe answered %d", tc.answer)

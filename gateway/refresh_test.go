@@ -3,9 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,10 +96,6 @@ func TestRefreshAhead(t *testing.T) {
 // a request waiting for a verification.
 func TestRefreshBackoff(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{AccountsYAML: testsupport.TwoAccounts})
-	target, err := url.Parse(c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// hung is closed when the core comes back: until then the "hangs" case holds its requests unanswered.
 	var hung chan struct{}
 	for _, tc := range []struct {
@@ -130,27 +123,25 @@ func TestRefreshBackoff(t *testing.T) {
 			// down, fails every request as the case says.
 			var down atomic.Bool
 			var checks, answered atomic.Int64
-			core := httputil.NewSingleHostReverseProxy(target)
-			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			front := frontCore(t, c.URL, func(w http.ResponseWriter, r *http.Request) bool {
 				check := r.URL.Path == "/api2/acme/"
 				if check {
 					checks.Add(1)
 				}
 				if down.Load() {
 					tc.fail(w)
-					return
+					return true
 				}
 				if check {
 					answered.Add(1)
 				}
-				core.ServeHTTP(w, r)
-			}))
-			t.Cleanup(front.Close)
-			t.Cleanup(recovered) // before front.Close, which waits for the held requests
+				return false
+			})
+			t.Cleanup(recovered) // the held requests end
 
 			clk := testsupport.NewClock(time.Now())
 			opt := cachedOptions(c)
-			opt.Upstreams = []string{front.URL}
+			opt.Upstreams = []string{front}
 			opt.Now = clk.Now
 			opt.AuthTTL = 10 * time.Second
 			opt.Cache.TTL = time.Hour

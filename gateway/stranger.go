@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/VictoriaMetrics/metrics"
 )
 
 // Strangers. Once a user's failed logins from all addresses together have reached their limit within a window
@@ -23,11 +21,6 @@ const strangerHoldsPerUser = 4
 
 // strangerFirstDelay is the wait of the first attempt past the limit in a window.
 const strangerFirstDelay = 250 * time.Millisecond
-
-var (
-	authDelayed        = metrics.GetOrCreateCounter(`reqgate_auth_delayed_total`)
-	authDelayedRefused = metrics.GetOrCreateCounter(`reqgate_auth_delayed_refused_total`)
-)
 
 // strangerDelay is the wait of the excess-th attempt past the limit in a window (from 1), at most max.
 func strangerDelay(excess int, max time.Duration) time.Duration {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/xml"
 	"net/http"
 	"strconv"
 	"testing"
@@ -43,23 +42,6 @@ func mirroredLimiter(t *testing.T, clk *testsupport.Clock, withRedis bool, polic
 var mirroredPolicy = ratelimit.Policy{Name: "account", Key: ratelimit.KeyAPIKey, Limit: 25, Burst: 25,
 	Period: 10 * time.Second, Algorithm: ratelimit.AlgorithmWindow, Block: 10 * time.Minute}
 
-// throttleBody is the throttle error and rate_throttle_status, read as a client of the mirrored service does.
-type throttleBody struct {
-	XMLName   xml.Name
-	Code      string `xml:"code"`
-	Available string `xml:"api_available"`
-	After     int    `xml:"try_again_after"`
-}
-
-func readThrottle(t *testing.T, r reply) throttleBody {
-	t.Helper()
-	var b throttleBody
-	if err := xml.Unmarshal([]byte(r.Body), &b); err != nil {
-		t.Fatalf("body %q: %v", r.Body, err)
-	}
-	return b
-}
-
 // TestMirroredThrottle drives the mirrored service's throttle through the gateway as its manual describes it:
 // 25 calls in 10 s pass, the 26th gets 503 Request_Throttled with try_again_after, every call while blocked
 // restarts the block, and rate_throttle_status answers 200 throughout, counting the block down.
@@ -85,7 +67,7 @@ func TestMirroredThrottle(t *testing.T) {
 			if res.Status != http.StatusServiceUnavailable {
 				t.Fatalf("26th call in 10s: status %d, want 503", res.Status)
 			}
-			if b := readThrottle(t, res); b.Code != "Request_Throttled" || b.After != 600 {
+			if b := testsupport.ReadThrottle(t, res.Body); b.Code != "Request_Throttled" || b.After != 600 {
 				t.Fatalf("26th call: code %q try_again_after %d, want Request_Throttled and 600", b.Code, b.After)
 			}
 			if got := res.Header.Get("Retry-After"); got != "600" {
@@ -104,23 +86,23 @@ func TestMirroredThrottle(t *testing.T) {
 				if st.Status != http.StatusOK {
 					t.Fatalf("rate_throttle_status while blocked: status %d, want 200", st.Status)
 				}
-				if b := readThrottle(t, st); b.Available != "no" || b.After != wantLeft {
+				if b := testsupport.ReadThrottle(t, st.Body); b.Available != "no" || b.After != wantLeft {
 					t.Fatalf("rate_throttle_status: api_available %q try_again_after %d, want no and %d", b.Available,
 						b.After, wantLeft)
 				}
 				clk.Add(time.Minute)
 			}
 			// Three minutes on, long after the window emptied, a call is refused and restarts the block.
-			if res := get(t, url); res.Status != http.StatusServiceUnavailable || readThrottle(t, res).After != 600 {
+			if res := get(t, url); res.Status != http.StatusServiceUnavailable || testsupport.ReadThrottle(t, res.Body).After != 600 {
 				t.Fatalf("call while blocked: status %d %q, want 503 with 600 s", res.Status, res.Body)
 			}
 			clk.Add(9 * time.Minute)
-			if b := readThrottle(t, get(t, status)); b.Available != "no" || b.After != 60 {
+			if b := testsupport.ReadThrottle(t, get(t, status).Body); b.Available != "no" || b.After != 60 {
 				t.Fatalf("9 min after the restart: api_available %q try_again_after %d, want no and 60", b.Available,
 					b.After)
 			}
 			clk.Add(time.Minute)
-			if b := readThrottle(t, get(t, status)); b.Available != "yes" {
+			if b := testsupport.ReadThrottle(t, get(t, status).Body); b.Available != "yes" {
 				t.Fatalf("after a quiet block: api_available %q, want yes", b.Available)
 			}
 			if res := get(t, url); res.Status != http.StatusOK {
@@ -151,7 +133,7 @@ func TestThrottleStatusUnverifiedBlocked(t *testing.T) {
 		if st.Status != http.StatusOK {
 			t.Fatalf("rate_throttle_status from a blocked address: status %d %q, want 200", st.Status, st.Body)
 		}
-		if b := readThrottle(t, st); b.Available != "no" || b.After != wantLeft {
+		if b := testsupport.ReadThrottle(t, st.Body); b.Available != "no" || b.After != wantLeft {
 			t.Fatalf("rate_throttle_status: api_available %q try_again_after %d, want no and %d", b.Available, b.After,
 				wantLeft)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/reqgate/reqgate/core/coretest"
 	"github.com/reqgate/reqgate/gateway/certs"
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // startTLSGateway runs a gateway with opt on a free loopback port behind TLS with the pair of h, and shuts it
@@ -30,24 +31,6 @@ func startTLSGateway(tb testing.TB, opt Options, h *certs.Holder) string {
 func tlsClient(roots *x509.CertPool) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
 		TLSClientConfig: &tls.Config{RootCAs: roots}}}
-}
-
-func tlsDo(c *http.Client, method, url, user, pass, body string) (reply, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return reply{}, err
-	}
-	req.SetBasicAuth(user, pass)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return reply{Status: res.StatusCode, Header: res.Header, Body: string(b)}, err
 }
 
 // TestTLSServe sends requests over HTTPS through the gateway to a real core: with Basic credentials they are
@@ -80,7 +63,7 @@ func TestTLSServe(t *testing.T) {
 			if tt.method == http.MethodGet {
 				path += "/1"
 			}
-			res, err := tlsDo(cl, tt.method, base+path, tt.user, tt.pass, tt.body)
+			res, err := testsupport.Send(cl, tt.method, base+path, tt.user, tt.pass, tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +126,7 @@ func TestTLSRefusals(t *testing.T) {
 			t.Errorf("plain HTTP: %d %q, want 400 naming HTTPS", res.StatusCode, b)
 		}
 	})
-	if res, err := tlsDo(tlsClient(pair.Pool()), http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", ""); err != nil || res.Status != http.StatusOK {
+	if res, err := testsupport.Send(tlsClient(pair.Pool()), http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", ""); err != nil || res.Status != http.StatusOK {
 		t.Fatalf("HTTPS after the refusals: %v %d", err, res.Status)
 	}
 }
@@ -233,7 +216,7 @@ func TestTLSSilentClient(t *testing.T) {
 	}
 	defer silent.Close()
 	// The silent connection was accepted first and holds the place: this one is closed unanswered.
-	if _, err := tlsDo(cl, http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", ""); err == nil {
+	if _, err := testsupport.Send(cl, http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", ""); err == nil {
 		t.Fatal("a second connection was served while the silent one held the address's only place")
 	}
 	// The test's own deadline only keeps a failing test from hanging; the server is to close first.
@@ -246,7 +229,7 @@ func TestTLSSilentClient(t *testing.T) {
 	if err == nil {
 		t.Fatalf("read byte %q from the server, want the connection closed", n)
 	}
-	res, err := tlsDo(cl, http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", "")
+	res, err := testsupport.Send(cl, http.MethodGet, base+"/api2/demo/re/1", "demo", "demo", "")
 	if err != nil || res.Status != http.StatusOK {
 		t.Fatalf("HTTPS after the silent client was dropped: %v %d", err, res.Status)
 	}

@@ -5,9 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -74,20 +71,13 @@ type recordingProxy struct {
 
 func startRecordingProxy(t *testing.T, target string) *recordingProxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &recordingProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.URL = frontCore(t, target, func(w http.ResponseWriter, r *http.Request) bool {
 		p.mu.Lock()
 		p.seen = append(p.seen, r.Header.Get("Traceparent"))
 		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
+		return false
+	})
 	return p
 }
 

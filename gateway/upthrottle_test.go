@@ -38,7 +38,7 @@ func TestUpstreamThrottleRespected(t *testing.T) {
 		t.Fatalf("second read: %d %s", r.Status, r.Body)
 	}
 	r := get(t, base+"/re/field")
-	if r.Status != http.StatusServiceUnavailable || readThrottle(t, r).Code != "Request_Throttled" {
+	if r.Status != http.StatusServiceUnavailable || testsupport.ReadThrottle(t, r.Body).Code != "Request_Throttled" {
 		t.Fatalf("fourth call of the window: %d %s, want the upstream's 503 Request_Throttled", r.Status, r.Body)
 	}
 
@@ -55,7 +55,7 @@ func TestUpstreamThrottleRespected(t *testing.T) {
 		if r.Status != http.StatusServiceUnavailable {
 			t.Fatalf("%s %s while blocked: %d %s, want 503", rt.method, rt.path, r.Status, r.Body)
 		}
-		if b := readThrottle(t, r); b.Code != "Request_Throttled" || b.After != 600 {
+		if b := testsupport.ReadThrottle(t, r.Body); b.Code != "Request_Throttled" || b.After != 600 {
 			t.Errorf("%s %s while blocked: code %q try_again_after %d, want Request_Throttled and 600", rt.method,
 				rt.path, b.Code, b.After)
 		}
@@ -73,7 +73,7 @@ func TestUpstreamThrottleRespected(t *testing.T) {
 	}
 	for _, wantLeft := range []int{600, 300} {
 		st := get(t, base+"/rate_throttle_status")
-		if b := readThrottle(t, st); st.Status != http.StatusOK || b.Available != "no" || b.After != wantLeft {
+		if b := testsupport.ReadThrottle(t, st.Body); st.Status != http.StatusOK || b.Available != "no" || b.After != wantLeft {
 			t.Errorf("rate_throttle_status while blocked: %d, api_available %q try_again_after %d; want 200, no, %d",
 				st.Status, b.Available, b.After, wantLeft)
 		}
@@ -84,7 +84,7 @@ func TestUpstreamThrottleRespected(t *testing.T) {
 	}
 
 	// The block is over: nothing restarted it, so the upstream admits the account again.
-	if st := get(t, base+"/rate_throttle_status"); readThrottle(t, st).Available != "yes" {
+	if st := get(t, base+"/rate_throttle_status"); testsupport.ReadThrottle(t, st.Body).Available != "yes" {
 		t.Errorf("rate_throttle_status after the block: %s", st.Body)
 	}
 	if r := get(t, base+"/re/2"); r.Status == http.StatusServiceUnavailable {

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
@@ -222,8 +221,6 @@ func (n *coreNode) announce(accounts ...string) {
 		}
 	}
 }
-
-var announceErrors = metrics.NewCounter("reqgate_core_purge_publish_errors_total")
 
 // connectBus connects the core role to the gateways' invalidation bus when a Redis is configured. The connection
 // is lazy: a Redis that is down at start fails only the publications made while it is down.

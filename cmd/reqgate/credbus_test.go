@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -29,19 +30,9 @@ func TestCoreAccountChangeReachesGateways(t *testing.T) {
 	}
 	core := startRole(t, "core", "reload:\n  watch: 50ms\n", "--accounts", accounts, "--redis", rds.URL())
 	c := client()
-	req, err := http.NewRequest(http.MethodPost, "http://"+core.listen+"/api2/acme/re", strings.NewReader(titleBody("x")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("alice", "alice-1")
-	req.Header.Set("Content-Type", "application/xml")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create a record on the core: %d", resp.StatusCode)
+	r := testsupport.Do(t, c, http.MethodPost, "http://"+core.listen+"/api2/acme/re", "alice", "alice-1", titleBody("x"))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create a record on the core: %d", r.Status)
 	}
 	path := "/api2/acme/re/1"
 

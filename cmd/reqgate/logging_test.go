@@ -17,6 +17,7 @@ import (
 	"github.com/reqgate/reqgate/gateway/accesslog"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestAccessLogFollowsLogConfig checks that the gateway's access log takes log.format and is off above
@@ -108,16 +109,10 @@ func TestCoreRequestLog(t *testing.T) {
 			p := start(t, "core", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(t.TempDir(), "c.db"),
 				"--accounts", accounts, "--set", "log.level="+tt.level, "--set", "log.format="+tt.format)
 			waitReady(t, p, "http://"+listen+"/readyz")
-			req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/crash/user?q=secret", nil)
-			req.SetBasicAuth("writer", "writer")
-			req.Header.Set("X-Request-Id", fmt.Sprintf("rid-%d", i))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", resp.StatusCode)
+			r := testsupport.Do(t, http.DefaultClient, http.MethodGet, "http://"+listen+"/api2/crash/user?q=secret",
+				"writer", "writer", "", fmt.Sprintf("X-Request-Id: rid-%d", i))
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d", r.Status)
 			}
 			if tt.want == "" {
 				time.Sleep(300 * time.Millisecond) // past the log writer's flush interval

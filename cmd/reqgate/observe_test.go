@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // metricSum adds up every sample of a metric family in Prometheus text (all label sets).
@@ -41,14 +42,8 @@ func TestAccessLogAndMetrics(t *testing.T) {
 
 	const n = 50
 	for i := 0; i < n; i++ {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/demo/re/1", nil)
-		req.SetBasicAuth("demo", "demo")
-		req.Header.Set("X-Request-Id", "obs-"+strconv.Itoa(i))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		testsupport.Do(t, http.DefaultClient, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", "demo", "",
+			"X-Request-Id: obs-"+strconv.Itoa(i))
 	}
 	_, after := do(t, http.MethodGet, "http://"+admin+"/metrics", "", "")
 	for _, m := range []struct {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -139,40 +137,12 @@ func TestGatewayProbesHTTPSUpstream(t *testing.T) {
 	}
 
 	// JSON for a JSON-only client.
-	req, err := http.NewRequest(http.MethodGet, record, nil)
-	if err != nil {
-		t.Fatal(err)
+	r := testsupport.Do(t, c, http.MethodGet, record, "writer", "writer", "", "Accept: application/json")
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("read in JSON: %d %q: %s", r.Status, r.Header.Get("Content-Type"), r.Body)
 	}
-	req.SetBasicAuth("writer", "writer")
-	req.Header.Set("Accept", "application/json")
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	var doc struct {
-		Requirement struct {
-			Fields struct {
-				Field []struct {
-					Name  string `json:"name"`
-					Value any    `json:"value"`
-				} `json:"field"`
-			} `json:"fields"`
-		} `json:"requirement"`
-	}
-	if err := json.Unmarshal(body, &doc); res.StatusCode != http.StatusOK || err != nil ||
-		!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("read in JSON: %d %q (%v): %s", res.StatusCode, res.Header.Get("Content-Type"), err, body)
-	}
-	title := ""
-	for _, f := range doc.Requirement.Fields.Field {
-		if f.Name == "field_101" {
-			title, _ = f.Value.(string)
-		}
-	}
-	if title != "second" {
-		t.Errorf("read in JSON: field_101 %q, want second: %s", title, body)
+	if title, _ := testsupport.JSONRecordValues(t, r.Body, "requirement")["field_101"].(string); title != "second" {
+		t.Errorf("read in JSON: field_101 %q, want second: %s", title, r.Body)
 	}
 
 	if r, body := do(t, http.MethodGet, base+"/acme/rate_throttle_status", "writer", ""); r.StatusCode != http.StatusOK ||
@@ -234,7 +204,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		"--set", "upstream.verify=probe", "--set", "upstream.tls.ca_file="+ca.CertFile)
 	waitReady(t, gw, "http://"+admin+"/readyz")
 	base := "http://" + listen + "/api2/demo"
-	var b throttleBody
+	var b testsupport.Throttle
 	// The probe of the credential and three reads are the upstream's four calls of the window.
 	for _, path := range []string{"/re/1", "/user", "/object"} {
 		if r, body := do(t, http.MethodGet, base+path, "demo", ""); r.StatusCode != http.StatusOK {
@@ -242,7 +212,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		}
 	}
 	r, body := do(t, http.MethodGet, base+"/re/view", "demo", "")
-	b = readThrottle(t, body)
+	b = testsupport.ReadThrottle(t, body)
 	if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After != 600 {
 		t.Fatalf("the call past the upstream's limit: %d %s, want its 503 Request_Throttled after 600 s", r.StatusCode, body)
 	}
@@ -252,7 +222,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 	// (its answers are Cache-Control: private, a gateway's, so none was cached here).
 	for _, path := range []string{"/re/view", "/re/1", "/re/2"} {
 		r, body := do(t, http.MethodGet, base+path, "demo", "")
-		b = readThrottle(t, body)
+		b = testsupport.ReadThrottle(t, body)
 		if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After < 1 || b.After > 600 ||
 			r.Header.Get("Retry-After") == "" {
 			t.Errorf("GET %s while blocked: %d Retry-After %q %s, want 503 Request_Throttled with the time left",
@@ -260,7 +230,7 @@ func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 		}
 	}
 	r, body = do(t, http.MethodGet, base+"/rate_throttle_status", "demo", "")
-	b = readThrottle(t, body)
+	b = testsupport.ReadThrottle(t, body)
 	if r.StatusCode != http.StatusOK || b.Available != "no" || b.After < 1 || b.After > 600 {
 		t.Errorf("rate_throttle_status while blocked: %d %s, want 200, not available, the time left", r.StatusCode, body)
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/accounts"
@@ -24,11 +22,6 @@ import (
 // (liveKeys), without closing a listener or a connection. A configuration that does not load or validate,
 // or account files that do not parse, are refused as a whole: nothing changes, and the refusal is logged
 // and counted. Keys that only a restart can change are named in a warning and keep their values.
-
-var (
-	reloadsApplied = metrics.NewCounter(`reqgate_config_reloads_total{result="applied"}`)
-	reloadsRefused = metrics.NewCounter(`reqgate_config_reloads_total{result="refused"}`)
-)
 
 // liveKeys are the configuration keys a reload applies to the running process.
 var liveKeys = map[string]bool{

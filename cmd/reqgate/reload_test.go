@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // These tests reload the configuration of the real binary with SIGHUP, as an operator would after editing
@@ -116,21 +116,15 @@ func send(t *testing.T, client *http.Client, url, user, pass string) answer {
 	t.Helper()
 	var a answer
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { a.reused = i.Reused }}
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := testsupport.NewRequest(http.MethodGet, url, user, pass, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-	if user != "" {
-		req.SetBasicAuth(user, pass)
-	}
-	resp, err := client.Do(req)
+	r, err := testsupport.Read(client, req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	a.status, a.header = resp.StatusCode, resp.Header
+	a.status, a.header = r.Status, r.Header
 	return a
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 	"github.com/reqgate/reqgate/ratelimit/redistest"
 )
 
@@ -95,21 +95,14 @@ func TestReadYourWritesPausedGateway(t *testing.T) {
 // readTitle reads the record at url as the writer user and returns its title (field_101) and its X-Cache.
 func readTitle(t *testing.T, c *http.Client, url string) (title, cache string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.SetBasicAuth("writer", "writer")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("read %s: %v", url, err)
+	r := testsupport.Do(t, c, http.MethodGet, url, "writer", "writer", "")
+	if r.Status != http.StatusOK {
+		t.Fatalf("read %s: %d %s", url, r.Status, r.Body)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("read %s: %d %s", url, resp.StatusCode, b)
-	}
-	_, after, _ := strings.Cut(string(b), "<name>field_101</name>")
+	_, after, _ := strings.Cut(r.Body, "<name>field_101</name>")
 	_, after, _ = strings.Cut(after, "<value>")
 	title, _, _ = strings.Cut(after, "</value>")
-	return title, resp.Header.Get("X-Cache")
+	return title, r.Header.Get("X-Cache")
 }
 
 // waitHits waits until read through every gateway is a cache hit: a gateway serves hits only once it has

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -83,21 +82,8 @@ func client() *http.Client {
 // call sends one request as the writer user and returns the status and Location (err for a transport
 // failure).
 func call(c *http.Client, method, url, body string) (int, string, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.SetBasicAuth("writer", "writer")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/xml")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Location"), nil
+	r, err := testsupport.Send(c, method, url, "writer", "writer", body)
+	return r.Status, r.Header.Get("Location"), err
 }
 
 func titleBody(title string) string {

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/xml"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestServeMirroredThrottle runs `reqgate serve` with the mirrored service's throttle as docs/api.md gives it,
@@ -27,47 +27,29 @@ func TestServeMirroredThrottle(t *testing.T) {
 		"--config", cfg)
 	base := "http://" + listen + "/api2/demo"
 	waitReady(t, p, "http://"+listen+"/readyz")
-	var b throttleBody
+	var b testsupport.Throttle
 	for i := range 25 {
 		if r, body := do(t, http.MethodGet, base+"/re/1", "demo", ""); r.StatusCode != http.StatusOK {
 			t.Fatalf("call %d: %d %s", i+1, r.StatusCode, body)
 		}
 	}
 	r, body := do(t, http.MethodGet, base+"/re/1", "demo", "")
-	b = readThrottle(t, body)
+	b = testsupport.ReadThrottle(t, body)
 	if r.StatusCode != http.StatusServiceUnavailable || b.Code != "Request_Throttled" || b.After != 600 ||
 		r.Header.Get("Retry-After") != "600" {
 		t.Fatalf("26th call: %d Retry-After %q %s, want 503 Request_Throttled after 600 s", r.StatusCode,
 			r.Header.Get("Retry-After"), body)
 	}
 	r, body = do(t, http.MethodGet, base+"/rate_throttle_status", "demo", "")
-	b = readThrottle(t, body)
+	b = testsupport.ReadThrottle(t, body)
 	// The block counts down from 600 s; the window alone would say 300 s at most, a GCRA policy 12 s.
 	if r.StatusCode != http.StatusOK || b.Available != "no" || b.After <= 300 || b.After > 600 {
 		t.Fatalf("rate_throttle_status while blocked: %d %s, want 200, not available, the block's time left",
 			r.StatusCode, body)
 	}
 	r, body = do(t, http.MethodGet, base+"/re/1", "demo", "")
-	b = readThrottle(t, body)
+	b = testsupport.ReadThrottle(t, body)
 	if r.StatusCode != http.StatusServiceUnavailable || b.After != 600 {
 		t.Fatalf("call while blocked: %d %s, want 503 with the block started again (600 s)", r.StatusCode, body)
 	}
-}
-
-// throttleBody is what the throttle's answers say: a refusal's code, rate_throttle_status's availability, and
-// the seconds to wait in either.
-type throttleBody struct {
-	Code      string `xml:"code"`
-	Available string `xml:"api_available"`
-	After     int    `xml:"try_again_after"`
-}
-
-// readThrottle reads a throttle refusal or a rate_throttle_status document, ending the test on any other body.
-func readThrottle(t *testing.T, body string) throttleBody {
-	t.Helper()
-	var b throttleBody
-	if err := xml.Unmarshal([]byte(body), &b); err != nil {
-		t.Fatalf("body %q: %v", body, err)
-	}
-	return b
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/reqgate/reqgate/gateway/certs/certstest"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // TestServeTLS runs the binary with server.tls_cert_file and server.tls_key_file: the gateway answers HTTPS
@@ -48,40 +48,17 @@ func TestServeTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodGet, tt.url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.user != "" {
-				req.SetBasicAuth(tt.user, tt.user)
-			}
-			res, err := cl.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tt.status {
-				t.Errorf("status %d, want %d: %s", res.StatusCode, tt.status, body)
+			if r := testsupport.Do(t, cl, http.MethodGet, tt.url, tt.user, tt.user, ""); r.Status != tt.status {
+				t.Errorf("status %d, want %d: %s", r.Status, tt.status, r.Body)
 			}
 		})
 	}
 
-	out, err := exec.Command(testbin.Binary(t), "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
-		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile).CombinedOutput()
-	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "server.tls_cert_file") {
+	code, out := runCmd(t, "core", "--listen", testbin.FreeAddr(t), "--admin-listen", "off", "--db", filepath.Join(dir, "core.db"),
+		"--set", "server.tls_cert_file="+pair.CertFile, "--set", "server.tls_key_file="+pair.KeyFile)
+	if code != 2 || !strings.Contains(out, "server.tls_cert_file") {
 		t.Errorf("core with TLS keys: exit %d, want 2 naming server.tls_cert_file:\n%s", code, out)
 	}
-}
-
-func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 // TestReloadCerts calls the gateway node's reloadCerts, the entry point of the SIGHUP reload: after the files
@@ -106,15 +83,7 @@ func TestReloadCerts(t *testing.T) {
 	if !strings.HasPrefix(n.url(), "https://") {
 		t.Errorf("url %q, want https://", n.url())
 	}
-	serial := func() string {
-		t.Helper()
-		c, err := tls.Dial("tcp", n.addr, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
+	serial := func() string { t.Helper(); return servedSerial(t, n.addr) }
 	second, third := certstest.New(t, "second"), certstest.New(t, "third")
 	tests := []struct {
 		name      string
@@ -153,15 +122,7 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	first := certstest.Write(t, dir, "gw")
 	n := startReloadable(t, fmt.Sprintf("server:\n  tls_cert_file: %s\n  tls_key_file: %s\n", first.CertFile, first.KeyFile))
-	serial := func() string {
-		t.Helper()
-		c, err := tls.Dial("tcp", n.listen, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
+	serial := func() string { t.Helper(); return servedSerial(t, n.listen) }
 	if got, want := serial(), first.Cert.SerialNumber.String(); got != want {
 		t.Fatalf("serial %s at start, want %s", got, want)
 	}
@@ -205,4 +166,15 @@ func TestSIGHUPReloadsCertificate(t *testing.T) {
 			expiry(t, tt.want)
 		})
 	}
+}
+
+// servedSerial is the serial number of the certificate the TLS listener at addr presents to a new connection.
+func servedSerial(t *testing.T, addr string) string {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) // which certificate, not trust
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/reqgate/reqgate/internal/testbin"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // otlpReceiver is a real OTLP/HTTP trace receiver on loopback: it decodes what exporters POST to /v1/traces.
@@ -119,19 +120,11 @@ func TestTracingThroughServe(t *testing.T) {
 			p := start(t, args...)
 			waitReady(t, p, "http://"+listen+"/readyz")
 
-			req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/demo/re/1", nil)
-			req.SetBasicAuth("demo", "demo")
-			req.Header.Set("X-Request-Id", "traced-1")
-			if tc.traceparent != "" {
-				req.Header.Set("Traceparent", tc.traceparent)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", resp.StatusCode)
+			// An empty Traceparent sends none.
+			r := testsupport.Do(t, http.DefaultClient, http.MethodGet, "http://"+listen+"/api2/demo/re/1", "demo", "demo", "",
+				"X-Request-Id: traced-1", "Traceparent: "+tc.traceparent)
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d", r.Status)
 			}
 			stop(t, p)
 
@@ -238,19 +231,11 @@ func TestCoreRequestLogTraceID(t *testing.T) {
 	waitReady(t, p, "http://"+listen+"/readyz")
 	const caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for i, tp := range []string{caller, ""} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/api2/crash/user", nil)
-		req.SetBasicAuth("writer", "writer")
-		req.Header.Set("X-Request-Id", fmt.Sprintf("core-%d", i))
-		if tp != "" {
-			req.Header.Set("Traceparent", tp)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d", resp.StatusCode)
+		// An empty Traceparent sends none.
+		r := testsupport.Do(t, http.DefaultClient, http.MethodGet, "http://"+listen+"/api2/crash/user", "writer", "writer", "",
+			fmt.Sprintf("X-Request-Id: core-%d", i), "Traceparent: "+tp)
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d", r.Status)
 		}
 	}
 	stop(t, p)

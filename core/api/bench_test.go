@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/api"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // benchRecords is how many records the benchmarks store before measuring.
@@ -54,31 +54,13 @@ func benchClient() *http.Client {
 func runParallel(b *testing.B, fn func(c *http.Client, rng *rand.Rand) error) {
 	client := benchClient()
 	defer client.CloseIdleConnections()
-	var mu sync.Mutex
-	var lat []time.Duration
-	b.SetParallelism(4)
 	b.ReportAllocs()
-	b.ResetTimer()
 	cpu0 := cpuTime()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	lat, elapsed := testsupport.ParallelLatencies(b, 4, func() func() error {
 		rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-		local := make([]time.Duration, 0, 1024)
-		for pb.Next() {
-			t0 := time.Now()
-			if err := fn(client, rng); err != nil {
-				b.Error(err)
-				return
-			}
-			local = append(local, time.Since(t0))
-		}
-		mu.Lock()
-		lat = append(lat, local...)
-		mu.Unlock()
+		return func() error { return fn(client, rng) }
 	})
-	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
-	b.StopTimer()
 	if len(lat) == 0 {
 		return
 	}

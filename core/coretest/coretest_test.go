@@ -1,35 +1,18 @@
 package coretest_test
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 func get(t *testing.T, c *coretest.Core, method, path, user, pass, body string) (int, http.Header, string) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	r, err := http.NewRequest(method, c.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.SetBasicAuth(user, pass)
-	res, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.StatusCode, res.Header, string(b)
+	r := testsupport.Do(t, http.DefaultClient, method, c.URL+path, user, pass, body)
+	return r.Status, r.Header, r.Body
 }
 
 // The demo core serves its records, and what was created survives a restart on the same port and file.

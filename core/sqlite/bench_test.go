@@ -15,6 +15,7 @@ import (
 
 	"github.com/reqgate/reqgate/core"
 	"github.com/reqgate/reqgate/core/storetest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // The benchmark data: the storetest fixture plus 100 users and a Product picklist of 100 options on re, and n
@@ -181,29 +182,12 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // latency percentiles.
 func parallel(b *testing.B, op func(r *rand.Rand) error) {
 	b.Helper()
-	var mu sync.Mutex
-	var all []time.Duration
 	b.ReportAllocs()
-	b.SetParallelism(4)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	all, elapsed := testsupport.ParallelLatencies(b, 4, func() func() error {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 1))
-		var lat []time.Duration
-		for pb.Next() {
-			t0 := time.Now()
-			if err := op(r); err != nil {
-				b.Error(err)
-				return
-			}
-			lat = append(lat, time.Since(t0))
-		}
-		mu.Lock()
-		all = append(all, lat...)
-		mu.Unlock()
+		return func() error { return op(r) }
 	})
-	b.StopTimer()
-	b.ReportMetric(float64(len(all))/time.Since(start).Seconds(), "ops/s")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "ops/s")
 	reportPercentiles(b, all)
 }
 

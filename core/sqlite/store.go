@@ -25,6 +25,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/reqgate/reqgate/core/sqlstore"
+	"github.com/reqgate/reqgate/internal/tick"
 )
 
 // tuning: memory-map up to 256 MiB of the file (reads become memory accesses, shared by every connection
@@ -151,21 +152,14 @@ const checkpointInterval = 200 * time.Millisecond
 // on at 20,000 pages (80 MiB) as a bound on the WAL should this goroutine fall behind.
 func (d *db) checkpointer() {
 	defer close(d.done)
-	t := time.NewTicker(checkpointInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-t.C:
-		}
+	tick.Every(d.stop, checkpointInterval, func() {
 		if !d.dirty.Swap(false) {
-			continue
+			return
 		}
 		if _, err := d.ckpt.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 			slog.Warn("sqlite checkpoint", "path", d.path, "err", err)
 		}
-	}
+	})
 }
 
 // Close stops the checkpointer and closes the connections; SQLite checkpoints the WAL into the database file

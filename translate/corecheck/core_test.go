@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -21,24 +20,10 @@ import (
 // the core's own element order (no regrouping allowed), and that translating again changes nothing.
 func TestRealCoreRoundTrip(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	client := &http.Client{}
 	get := func(path string) (int, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, c.URL+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.SetBasicAuth("demo", "demo")
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		defer res.Body.Close()
-		body, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		return res.StatusCode, body
+		r := request(t, c, http.MethodGet, path, nil)
+		return r.Status, []byte(r.Body)
 	}
 	roots := map[string]int{}
 	check := func(path string, body []byte) []byte {
@@ -156,14 +141,10 @@ func mustDecode(t *testing.T, js []byte, v any) {
 // the real core and reads it back as JSON.
 func TestRealCoreWrite(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	do := func(method, path string, body []byte) (*http.Response, []byte) {
-		t.Helper()
-		return request(t, c, method, path, body)
-	}
-	res, body := do(http.MethodGet, "/api2/demo/re/field", nil)
-	js, err := translate.XMLToJSON(body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("field list: %d %v", res.StatusCode, err)
+	res := request(t, c, http.MethodGet, "/api2/demo/re/field", nil)
+	js, err := translate.XMLToJSON([]byte(res.Body))
+	if err != nil || res.Status != http.StatusOK {
+		t.Fatalf("field list: %d %v", res.Status, err)
 	}
 	var fields struct {
 		RF struct {
@@ -192,35 +173,21 @@ func TestRealCoreWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, body = do(http.MethodPost, "/api2/demo/re", x)
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("create: status %d\n%s\nsent %s", res.StatusCode, body, x)
+	res = request(t, c, http.MethodPost, "/api2/demo/re", x)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create: status %d\n%s\nsent %s", res.Status, res.Body, x)
 	}
 	loc := res.Header.Get("Location")
 	path := loc[strings.Index(loc, "/api2/"):]
-	res, body = do(http.MethodGet, path, nil)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("read %s: %d", path, res.StatusCode)
+	res = request(t, c, http.MethodGet, path, nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("read %s: %d", path, res.Status)
 	}
-	js, err = translate.XMLToJSON(body)
+	js, err = translate.XMLToJSON([]byte(res.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec struct {
-		R struct {
-			Fields struct {
-				Field []struct {
-					Name  string `json:"name"`
-					Value any    `json:"value"`
-				} `json:"field"`
-			} `json:"fields"`
-		} `json:"requirement"`
-	}
-	mustDecode(t, js, &rec)
-	got := map[string]any{}
-	for _, f := range rec.R.Fields.Field {
-		got[f.Name] = f.Value
-	}
+	got := testsupport.JSONRecordValues(t, string(js), "requirement")
 	if got[title] != value {
 		t.Errorf("title read back %q, want %q", got[title], value)
 	}
@@ -230,24 +197,9 @@ func TestRealCoreWrite(t *testing.T) {
 }
 
 // request sends an XML body (or none) to the core as the demo user and returns the response, read whole.
-func request(t *testing.T, c *coretest.Core, method, path string, body []byte) (*http.Response, []byte) {
+func request(t *testing.T, c *coretest.Core, method, path string, body []byte) testsupport.Reply {
 	t.Helper()
-	req, err := http.NewRequest(method, c.URL+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("demo", "demo")
-	req.Header.Set("Content-Type", "application/xml")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return res, b
+	return testsupport.Do(t, http.DefaultClient, method, c.URL+path, "demo", "demo", string(body))
 }
 
 // Carriage returns in JSON strings survive a record write and read through the real core unchanged: JSON
@@ -276,19 +228,20 @@ func TestRealCoreCarriageReturns(t *testing.T) {
 	if bytes.IndexByte(x, '\r') >= 0 {
 		t.Errorf("JSONToXML wrote a literal carriage return:\n%q", x)
 	}
-	res, body := request(t, c, http.MethodPost, "/api2/demo/re", x)
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("create: status %d\n%s\nsent %s", res.StatusCode, body, x)
+	res := request(t, c, http.MethodPost, "/api2/demo/re", x)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create: status %d\n%s\nsent %s", res.Status, res.Body, x)
 	}
 	loc := res.Header.Get("Location")
 	id := loc[strings.LastIndexByte(loc, '/')+1:]
 
 	for _, path := range []string{"/api2/demo/re/" + id, "/api/demo/re/" + id} {
-		res, body := request(t, c, http.MethodGet, path, nil)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: status %d\n%s", path, res.StatusCode, body)
+		res := request(t, c, http.MethodGet, path, nil)
+		if res.Status != http.StatusOK {
+			t.Fatalf("GET %s: status %d\n%s", path, res.Status, res.Body)
 		}
-		fromXML := testsupport.RecordValues(t, string(body))
+		body := []byte(res.Body)
+		fromXML := testsupport.RecordValues(t, res.Body)
 		js, err := translate.XMLToJSON(body)
 		if err != nil {
 			t.Fatalf("GET %s: XMLToJSON: %v\n%s", path, err, body)
@@ -316,21 +269,10 @@ func TestRealCoreCarriageReturns(t *testing.T) {
 // jsonValues decodes the JSON form of a requirement read into its string values by field name.
 func jsonValues(t *testing.T, js []byte) map[string]string {
 	t.Helper()
-	var rec struct {
-		R struct {
-			Fields struct {
-				Field []struct {
-					Name  string `json:"name"`
-					Value any    `json:"value"`
-				} `json:"field"`
-			} `json:"fields"`
-		} `json:"requirement"`
-	}
-	mustDecode(t, js, &rec)
 	m := map[string]string{}
-	for _, f := range rec.R.Fields.Field {
-		if s, ok := f.Value.(string); ok {
-			m[f.Name] = s
+	for name, v := range testsupport.JSONRecordValues(t, string(js), "requirement") {
+		if s, ok := v.(string); ok {
+			m[name] = s
 		}
 	}
 	return m
