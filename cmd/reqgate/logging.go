@@ -16,6 +16,7 @@ import (
 	"github.com/reqgate/reqgate/config"
 	"github.com/reqgate/reqgate/core/api"
 	"github.com/reqgate/reqgate/gateway/accesslog"
+	"github.com/reqgate/reqgate/internal/tick"
 )
 
 // newLogger builds the process logger from log.level and log.format (text or json). Lines go through a
@@ -98,18 +99,11 @@ func newLogWriter(w io.Writer, interval time.Duration) *logWriter {
 	go lw.writeOut()
 	go func() {
 		defer close(lw.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				lw.mu.Lock()
-				lw.handOff()
-				lw.mu.Unlock()
-			case <-lw.stop:
-				return
-			}
-		}
+		tick.Every(lw.stop, interval, func() {
+			lw.mu.Lock()
+			lw.handOff()
+			lw.mu.Unlock()
+		})
 	}()
 	return lw
 }

@@ -3,6 +3,8 @@ package accesslog
 import (
 	"sync"
 	"time"
+
+	"github.com/reqgate/reqgate/internal/tick"
 )
 
 // Batching. The process's log writer takes a lock for each Write and appends to one buffer; a gateway serving
@@ -29,17 +31,8 @@ func (l *Logger) Batch(interval time.Duration) {
 	l.batching.Store(true)
 	go func() {
 		defer close(l.stopped)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				l.Flush()
-			case <-l.stop:
-				l.Flush()
-				return
-			}
-		}
+		tick.Every(l.stop, interval, l.Flush)
+		l.Flush()
 	}()
 }
 
