@@ -228,7 +228,7 @@ func (g *Gateway) finish(x *exchange) {
 	memo.observe(x.stripe, x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
 	if x.verified {
 		// Only a proved caller's account may become a label: a stranger can name any api_key.
-		g.tenants.Count(x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
+		g.tenants.Count(x.stripe, x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
 	}
 	var sc trace.SpanContext
 	if x.span != nil {

@@ -15,14 +15,19 @@
 package tenants
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/reqgate/reqgate/internal/striped"
 )
 
 // Other is the account label of the requests of every account outside the top. An account whose api_key is
@@ -51,27 +56,29 @@ type Outcome struct {
 }
 
 // series are the counters of one account (or of "other").
+// The counters are striped (internal/striped): a busy tenant's requests run on every CPU at once, and one
+// atomic for all of them would move its cache line between the CPUs on every request.
 type series struct {
 	account                         string
-	requests, e4xx, e5xx, thr, hits *metrics.Counter
-	names                           [5]string // of the five series, to remove them on demotion
-	seen                            uint64    // requests at the last rebalance (under Tracker.mu)
-	score                           float64   // decayed requests (under Tracker.mu)
+	label                           string // `account="..."`
+	requests, e4xx, e5xx, thr, hits striped.Counter
+	seen                            uint64  // requests at the last rebalance (under Tracker.mu)
+	score                           float64 // decayed requests (under Tracker.mu)
 }
 
-func (s *series) count(o Outcome) {
-	s.requests.Inc()
+func (s *series) count(stripe uint32, o Outcome) {
+	s.requests.Inc(stripe)
 	switch {
 	case o.Status >= 500:
-		s.e5xx.Inc()
+		s.e5xx.Inc(stripe)
 	case o.Status >= 400:
-		s.e4xx.Inc()
+		s.e4xx.Inc(stripe)
 	}
 	if o.Throttled {
-		s.thr.Inc()
+		s.thr.Inc(stripe)
 	}
 	if o.Hit {
-		s.hits.Inc()
+		s.hits.Inc(stripe)
 	}
 }
 
@@ -105,6 +112,7 @@ type Tracker struct {
 // New returns a Tracker of the k busiest accounts (k >= 1), its series in a set of its own (Set).
 func New(k int) *Tracker {
 	t := &Tracker{k: k, set: metrics.NewSet(), index: make(map[string]int)}
+	t.set.RegisterMetricsWriter(t.writeSeries)
 	t.cands = make([]candidate, 0, max(4*k, 32))
 	t.other = t.newSeries(Other)
 	top := make(map[string]*series, k)
@@ -118,9 +126,9 @@ func (t *Tracker) Set() *metrics.Set { return t.set }
 // WritePrometheus writes the tracker's series in the Prometheus text format.
 func (t *Tracker) WritePrometheus(w io.Writer) { t.set.WritePrometheus(w) }
 
-// Count counts a request of account that ended at now with o. account must be one the gateway has proved
-// the caller belongs to: it becomes a label value.
-func (t *Tracker) Count(account string, now time.Time, o Outcome) {
+// Count counts a request of account that ended at now with o, on stripe (the request's connection's, see
+// internal/striped). account must be one the gateway has proved the caller belongs to: it becomes a label value.
+func (t *Tracker) Count(stripe uint32, account string, now time.Time, o Outcome) {
 	if t == nil {
 		return
 	}
@@ -128,7 +136,7 @@ func (t *Tracker) Count(account string, now time.Time, o Outcome) {
 	if !ok {
 		s = t.observe(account)
 	}
-	s.count(o)
+	s.count(stripe, o)
 	if at := now.UnixNano(); at >= t.next.Load() {
 		t.rebalance(at)
 	}
@@ -193,7 +201,7 @@ func (t *Tracker) rebalance(at int64) {
 	defer t.mu.Unlock()
 	top := *t.top.Load()
 	for _, s := range top {
-		n := s.requests.Get()
+		n := s.requests.Load()
 		s.score = s.score/2 + float64(n-s.seen)
 		s.seen = n
 	}
@@ -245,11 +253,6 @@ func (t *Tracker) rebalance(at int64) {
 			m[s.account] = s
 		}
 	})
-	for _, s := range demote {
-		for _, name := range s.names {
-			t.set.UnregisterMetric(name)
-		}
-	}
 }
 
 // publish replaces the top by a copy changed by edit (under mu). Readers of the old map may still count a
@@ -264,24 +267,38 @@ func (t *Tracker) publish(edit func(map[string]*series)) {
 	t.top.Store(&m)
 }
 
-// newSeries registers the series of account (copied: the caller's string may be a request's buffer).
+// newSeries makes the series of account (copied: the caller's string may be a request's buffer).
 func (t *Tracker) newSeries(account string) *series {
 	a := string(append([]byte(nil), account...))
-	l := `{account=` + strconv.Quote(a)
-	s := &series{account: a}
-	s.names = [5]string{
-		FamilyRequests + l + `}`,
-		FamilyErrors + l + `,class="4xx"}`,
-		FamilyErrors + l + `,class="5xx"}`,
-		FamilyThrottled + l + `}`,
-		FamilyHits + l + `}`,
+	return &series{account: a, label: `account=` + strconv.Quote(a)}
+}
+
+// writeSeries writes the series of the top and of "other", by family, each family's accounts sorted. A
+// demoted account's series are no longer written.
+func (t *Tracker) writeSeries(w io.Writer) {
+	all := []*series{t.other}
+	for _, s := range *t.top.Load() {
+		all = append(all, s)
 	}
-	s.requests = t.set.GetOrCreateCounter(s.names[0])
-	s.e4xx = t.set.GetOrCreateCounter(s.names[1])
-	s.e5xx = t.set.GetOrCreateCounter(s.names[2])
-	s.thr = t.set.GetOrCreateCounter(s.names[3])
-	s.hits = t.set.GetOrCreateCounter(s.names[4])
-	return s
+	slices.SortFunc(all, func(a, b *series) int { return strings.Compare(a.account, b.account) })
+	families := []struct {
+		name, extra string
+		value       func(s *series) uint64
+	}{
+		{FamilyRequests, "", func(s *series) uint64 { return s.requests.Load() }},
+		{FamilyErrors, `,class="4xx"`, func(s *series) uint64 { return s.e4xx.Load() }},
+		{FamilyErrors, `,class="5xx"`, func(s *series) uint64 { return s.e5xx.Load() }},
+		{FamilyThrottled, "", func(s *series) uint64 { return s.thr.Load() }},
+		{FamilyHits, "", func(s *series) uint64 { return s.hits.Load() }},
+	}
+	for i, f := range families {
+		if i == 0 || families[i-1].name != f.name {
+			metrics.WriteMetadataIfNeeded(w, f.name, "counter")
+		}
+		for _, s := range all {
+			fmt.Fprintf(w, "%s{%s%s} %d\n", f.name, s.label, f.extra, f.value(s))
+		}
+	}
 }
 
 // Accounts are the accounts with series of their own now, for tests.

@@ -62,7 +62,7 @@ func TestCountsByAccount(t *testing.T) {
 		{"acme", Outcome{Status: 429, Throttled: true}}, {"acme", Outcome{Status: 502}},
 		{"beta", ok}, {"gamma", ok}, {"delta", Outcome{Status: 503}}, {"gamma", Outcome{Status: 200, Hit: true}},
 	} {
-		tr.Count(r.account, t0, r.o)
+		tr.Count(0, r.account, t0, r.o)
 	}
 	got := values(t, tr)
 	for name, want := range map[string]float64{
@@ -93,7 +93,7 @@ func TestBusyAccountTakesAPlace(t *testing.T) {
 	now := t0
 	send := func(account string, n int) {
 		for range n {
-			tr.Count(account, now, Outcome{Status: 200})
+			tr.Count(0, account, now, Outcome{Status: 200})
 		}
 	}
 	send("acme", 50)
@@ -137,10 +137,10 @@ func TestLongTailIsBounded(t *testing.T) {
 	now := t0
 	for round := range 20 {
 		for i := range 2000 {
-			tr.Count(fmt.Sprintf("tail-%d-%d", round, i), now, Outcome{Status: 200})
+			tr.Count(0, fmt.Sprintf("tail-%d-%d", round, i), now, Outcome{Status: 200})
 			if i%10 == 0 {
-				tr.Count("big-1", now, Outcome{Status: 200})
-				tr.Count("big-2", now, Outcome{Status: 200})
+				tr.Count(0, "big-1", now, Outcome{Status: 200})
+				tr.Count(0, "big-2", now, Outcome{Status: 200})
 			}
 		}
 		if a := labelled(t, tr); len(a) > k+1 {
@@ -157,8 +157,8 @@ func TestLongTailIsBounded(t *testing.T) {
 // An account whose api_key is "other" never gets series of its own: account="other" means the rest.
 func TestAccountNamedOther(t *testing.T) {
 	tr := New(5)
-	tr.Count("other", t0, Outcome{Status: 200})
-	tr.Count("acme", t0, Outcome{Status: 200})
+	tr.Count(0, "other", t0, Outcome{Status: 200})
+	tr.Count(0, "acme", t0, Outcome{Status: 200})
 	if a := tr.Accounts(); !slices.Equal(a, []string{"acme"}) {
 		t.Errorf("accounts of the top: %v, want acme only", a)
 	}
@@ -170,10 +170,10 @@ func TestAccountNamedOther(t *testing.T) {
 // Counting allocates nothing once the summary is warm, for an account of the top and for any other.
 func TestCountAllocatesNothing(t *testing.T) {
 	tr := New(2)
-	tr.Count("acme", t0, Outcome{Status: 200})
-	tr.Count("beta", t0, Outcome{Status: 200})
+	tr.Count(0, "acme", t0, Outcome{Status: 200})
+	tr.Count(0, "beta", t0, Outcome{Status: 200})
 	for i := range 200 {
-		tr.Count("tail-"+strconv.Itoa(i), t0, Outcome{Status: 200}) // fills the summary
+		tr.Count(0, "tail-"+strconv.Itoa(i), t0, Outcome{Status: 200}) // fills the summary
 	}
 	tail := make([]string, 500)
 	for i := range tail {
@@ -186,7 +186,7 @@ func TestCountAllocatesNothing(t *testing.T) {
 	} {
 		i := 0
 		if n := testing.AllocsPerRun(1000, func() {
-			tr.Count(account(i), t0, Outcome{Status: 404, Hit: true})
+			tr.Count(0, account(i), t0, Outcome{Status: 404, Hit: true})
 			i++
 		}); n != 0 {
 			t.Errorf("%s: %v allocations per request", name, n)
@@ -197,18 +197,18 @@ func TestCountAllocatesNothing(t *testing.T) {
 func BenchmarkCount(b *testing.B) {
 	tr := New(20)
 	for i := range 20 {
-		tr.Count("acct-"+strconv.Itoa(i), t0, Outcome{Status: 200})
+		tr.Count(0, "acct-"+strconv.Itoa(i), t0, Outcome{Status: 200})
 	}
 	b.Run("top", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			tr.Count("acct-7", t0, Outcome{Status: 200, Hit: true})
+			tr.Count(0, "acct-7", t0, Outcome{Status: 200, Hit: true})
 		}
 	})
 	b.Run("other", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			tr.Count("somebody", t0, Outcome{Status: 200, Hit: true})
+			tr.Count(0, "somebody", t0, Outcome{Status: 200, Hit: true})
 		}
 	})
 }
