@@ -51,25 +51,15 @@ func (c *Counter) Load() uint64 {
 	return n
 }
 
-type intStripe struct {
-	n atomic.Int64
-	_ [cacheLine - 8]byte
-}
-
-// Int is a count that goes up and down (what is in progress). The zero value is ready.
-type Int struct{ s [Stripes]intStripe }
+// Int is a count that goes up and down (what is in progress). The zero value is ready. It is a Counter added
+// to in two's complement: the stripes' sum wraps to the signed total.
+type Int struct{ c Counter }
 
 // Add adds n (which may be negative) on stripe. An Add and the Add that undoes it may use different stripes.
-func (c *Int) Add(stripe uint32, n int64) { c.s[stripe%Stripes].n.Add(n) }
+func (i *Int) Add(stripe uint32, n int64) { i.c.Add(stripe, uint64(n)) }
 
 // Load is the sum: read while writers run, it may mix earlier and later adds.
-func (c *Int) Load() int64 {
-	var n int64
-	for i := range c.s {
-		n += c.s[i].n.Load()
-	}
-	return n
-}
+func (i *Int) Load() int64 { return int64(i.c.Load()) }
 
 // Histogram counts durations in buckets with fixed upper bounds, as a Prometheus histogram does.
 type Histogram struct {
