@@ -160,7 +160,17 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 			left := stopAt - now()
 			if left <= 0 {
 				if r.firstErr == nil {
-					r.firstErr = fmt.Errorf("%d requests unanswered 10s after the last was due", n-answered-r.errs)
+					// What the connections waiting for an answer hold says whose the loss is: nothing (the
+					// server sent nothing) or bytes this reader could not take for an answer.
+					stuck, held := 0, 0
+					for _, c := range byFD {
+						if c.busy {
+							stuck++
+							held += len(c.buf)
+						}
+					}
+					r.firstErr = fmt.Errorf("%d requests unanswered 10s after the last was due (%d connections waiting, holding %d unread bytes)",
+						n-answered-r.errs, stuck, held)
 				}
 				r.errs = n - answered
 				break
@@ -204,7 +214,7 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 			}
 			// ended: the server closed the connection (a request in flight counts as an error) or said its
 			// last answer was the last (Connection: close, nginx's keepalive_requests).
-			ended := false
+			ended, wasIdle := false, false
 			for !ended {
 				if len(c.buf) == cap(c.buf) {
 					c.buf = slices.Grow(c.buf, cap(c.buf))
@@ -220,7 +230,7 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 					if c.busy {
 						fail(err)
 					}
-					ended = true
+					ended, wasIdle = true, !c.busy
 					break
 				}
 				c.buf = c.buf[:len(c.buf)+m]
@@ -245,7 +255,11 @@ func runEpoll(rawURL string, hs headers, rate int, d time.Duration, conns int) (
 				if err := redial(c); err != nil {
 					return r, err
 				}
-				next(c)
+				// A connection the server closed while it was idle is in idle already: listing it twice
+				// would send two requests at once on it and lose count of one.
+				if !wasIdle {
+					next(c)
+				}
 			}
 		}
 	}
