@@ -177,7 +177,7 @@ func (g *Gateway) limit(x *exchange) bool {
 		return true
 	}
 	defer x.endSpan(g.startSpan(x, "gateway.limit", trace.SpanKindInternal))
-	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user}
+	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, Stripe: x.stripe}
 	if !x.ipCharged {
 		r.IP = x.clientIP()
 	}

@@ -83,6 +83,8 @@ type Request struct {
 	// Memo, when set, keeps the rules and keys of this request for the holder's next one: the requests of a
 	// keep-alive connection usually share their identity, and their keys need not be built again each time.
 	Memo *Memo
+	// Stripe is the caller's stripe of the striped counters (internal/striped): the gateway's connection's.
+	Stripe uint32
 }
 
 // Memo is the rules that applied to the last request asked with it, and their keys. The zero value is ready.
@@ -314,16 +316,16 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	}
 	switch {
 	case !v.ok:
-		decisionsReject.Inc()
+		decisions[decisionReject].Inc(r.Stripe)
 	case v.delay > 0:
-		decisionsDelay.Inc()
+		decisions[decisionDelay].Inc(r.Stripe)
 		d.Delay = v.delay
 		if !l.held.wait(ctx, v.delay) {
 			d.Allowed = false
 			d.RetryAfter = v.delay
 		}
 	default:
-		decisionsAdmit.Inc()
+		decisions[decisionAdmit].Inc(r.Stripe)
 	}
 	if q.shape {
 		l.held.release(q.rules, q.keys)

@@ -1,12 +1,16 @@
 package ratelimit
 
-import "github.com/VictoriaMetrics/metrics"
+import (
+	"fmt"
+	"io"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/reqgate/reqgate/internal/striped"
+)
 
 // Metrics of every Limiter in the process (VictoriaMetrics default set, served by the gateway's /metrics).
 var (
-	decisionsAdmit   = metrics.GetOrCreateCounter(`reqgate_ratelimit_decisions_total{result="admit"}`)
-	decisionsDelay   = metrics.GetOrCreateCounter(`reqgate_ratelimit_decisions_total{result="delay"}`)
-	decisionsReject  = metrics.GetOrCreateCounter(`reqgate_ratelimit_decisions_total{result="reject"}`)
 	redisFallback    = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_fallback_total`) // decisions made without Redis
 	redisErrors      = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_errors_total`)   // failed or slow script calls
 	switchToFallback = metrics.GetOrCreateCounter(`reqgate_ratelimit_redis_switches_total{to="fallback"}`)
@@ -23,3 +27,22 @@ var (
 )
 
 func redisUp() *metrics.Gauge { return redisUpGauge }
+
+// decisions counts reqgate_ratelimit_decisions_total by result. Every request a policy matches makes a
+// decision, on whichever CPU serves it, so the counts are striped (internal/striped) on Request.Stripe.
+var decisions [3]striped.Counter
+
+const (
+	decisionAdmit = iota
+	decisionDelay
+	decisionReject
+)
+
+func init() {
+	metrics.RegisterMetricsWriter(func(w io.Writer) {
+		metrics.WriteMetadataIfNeeded(w, "reqgate_ratelimit_decisions_total", "counter")
+		for i, result := range [...]string{"admit", "delay", "reject"} {
+			fmt.Fprintf(w, "reqgate_ratelimit_decisions_total{result=%q} %d\n", result, decisions[i].Load())
+		}
+	})
+}
