@@ -85,6 +85,12 @@ if [ "$LAYOUT" = pinned ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 TMP=$(mktemp -d)
+# nginx's proxy cache and every server's log are written under $TMP (the access logs grow by about 300 bytes a
+# request): on a nearly full disk nginx answers nothing and its rounds read 0 req/s. Refuse to start instead.
+free_mb=$(df -Pm "$TMP" | awk 'NR == 2 {print $4}')
+if [ "${free_mb:-0}" -lt 4096 ]; then
+  echo "the load test needs 4 GiB free under $TMP; $free_mb MiB are"; rmdir "$TMP"; exit 1
+fi
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
