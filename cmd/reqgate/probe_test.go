@@ -187,14 +187,7 @@ func TestGatewayProbesHTTPSUpstream(t *testing.T) {
 // block. (That cached reads are served meanwhile is gateway.TestUpstreamThrottleRespected's.)
 func TestGatewayProbesHTTPSUpstreamThrottle(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "upstream.yaml")
-	if err := os.WriteFile(cfg, []byte("ratelimit:\n  reject_status: 503\n  policies:\n"+
-		"    - {name: account, key: api_key, limit: 4, period: 5m, algorithm: window, block: 10m}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	upAddr := testbin.FreeAddr(t)
-	up := start(t, "serve", "--listen", upAddr, "--admin-listen", "off", "--db", filepath.Join(dir, "up.db"), "--config", cfg)
-	waitReady(t, up, "http://"+upAddr+"/readyz")
+	upAddr := serveMirroredThrottle(t, 4)
 	ca := certstest.Write(t, dir, "upstream")
 	front, _ := tlsFront(t, ca, upAddr)
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,17 +17,7 @@ import (
 // 503 Request_Throttled with the 10-minute block, rate_throttle_status answers 200 meanwhile, and a call while
 // blocked starts the block again.
 func TestServeMirroredThrottle(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "reqgate.yaml")
-	if err := os.WriteFile(cfg, []byte("ratelimit:\n  reject_status: 503\n  policies:\n"+
-		"    - {name: account, key: api_key, limit: 25, period: 5m, algorithm: window, block: 10m}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	listen := testbin.FreeAddr(t)
-	p := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(dir, "r.db"),
-		"--config", cfg)
-	base := "http://" + listen + "/api2/demo"
-	waitReady(t, p, "http://"+listen+"/readyz")
+	base := "http://" + serveMirroredThrottle(t, 25) + "/api2/demo"
 	var b testsupport.Throttle
 	for i := range 25 {
 		if r, body := do(t, http.MethodGet, base+"/re/1", "demo", ""); r.StatusCode != http.StatusOK {
@@ -52,4 +43,20 @@ func TestServeMirroredThrottle(t *testing.T) {
 	if r.StatusCode != http.StatusServiceUnavailable || b.After != 600 {
 		t.Fatalf("call while blocked: %d %s, want 503 with the block started again (600 s)", r.StatusCode, body)
 	}
+}
+
+// serveMirroredThrottle starts `reqgate serve` on a fresh database with the mirrored service's throttle
+// (docs/api.md: a window of limit calls per account, then 503 Request_Throttled and a 10-minute block), its period
+// 5 minutes so that no call leaves the window however slow the machine, and returns its address once ready.
+func serveMirroredThrottle(t *testing.T, limit int) string {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "reqgate.yaml")
+	policy := fmt.Sprintf("    - {name: account, key: api_key, limit: %d, period: 5m, algorithm: window, block: 10m}\n", limit)
+	if err := os.WriteFile(cfg, []byte("ratelimit:\n  reject_status: 503\n  policies:\n"+policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listen := testbin.FreeAddr(t)
+	p := start(t, "serve", "--listen", listen, "--admin-listen", "off", "--db", filepath.Join(dir, "r.db"), "--config", cfg)
+	waitReady(t, p, "http://"+listen+"/readyz")
+	return listen
 }
