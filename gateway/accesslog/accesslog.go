@@ -73,7 +73,7 @@ type Logger struct {
 	// Batching (batch.go).
 	batching      atomic.Bool
 	qmu           sync.Mutex
-	queue, spare  []*Memo // connections with lines gathered; spare is the last queue's array, for reuse
+	queue         []*Memo // connections with lines gathered since the last Flush
 	stop, stopped chan struct{}
 	closeOnce     sync.Once
 }

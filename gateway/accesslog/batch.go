@@ -52,9 +52,9 @@ func (l *Logger) Close() {
 func (l *Logger) Flush() {
 	l.qmu.Lock()
 	q := l.queue
-	l.queue = l.spare[:0]
+	l.queue = nil
 	l.qmu.Unlock()
-	for i, m := range q {
+	for _, m := range q {
 		m.batch.mu.Lock()
 		if len(m.batch.b) > 0 {
 			_, _ = l.w.Write(m.batch.b)
@@ -66,11 +66,7 @@ func (l *Logger) Flush() {
 		}
 		m.batch.queued = false
 		m.batch.mu.Unlock()
-		q[i] = nil
 	}
-	l.qmu.Lock()
-	l.spare = q[:0]
-	l.qmu.Unlock()
 }
 
 // logBatched appends e's line to m's batch and writes the batch once it is full; otherwise it makes sure the
