@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"hash/maphash"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -104,9 +103,8 @@ func (c *credentials) lookup(digest [credkey.Size]byte, now time.Time) (user str
 
 // checkOn is check with the memo of the connection the request came on (when it came through Serve). The
 // memo holds the credential and its proof as last looked up: while no proof has changed since (gen), the
-// proof's expiry is the memo's to judge, without the map.
-func (c *credentials) checkOn(nc net.Conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
-	cn := connOf(nc)
+// proof's expiry is the memo's to judge, without the map. cn may be nil (no memo).
+func (c *credentials) checkOn(cn *conn, auth []byte, apiKey string, now time.Time) (credential, bool) {
 	if cn == nil {
 		return c.check(auth, apiKey, now)
 	}

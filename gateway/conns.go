@@ -513,9 +513,10 @@ func (g *Gateway) connState(nc net.Conn, s fasthttp.ConnState) {
 // nextStripe gives accepted connections their stripes in turn.
 var nextStripe atomic.Uint32
 
-// stripeOf is the stripe of the request's connection (internal/striped); 0 for one the gateway did not accept.
-func stripeOf(ctx *fasthttp.RequestCtx) uint32 {
-	if c := connOf(ctx.Conn()); c != nil {
+// stripeOf is c's stripe of the striped counters (internal/striped); 0 for nil (a connection the gateway did
+// not accept).
+func (c *conn) stripeOf() uint32 {
+	if c != nil {
 		return c.stripe
 	}
 	return 0

@@ -46,7 +46,7 @@ func (p *pausedExchange) Close() error {
 // connection.
 func (g *Gateway) expect(ctx *fasthttp.RequestCtx) int {
 	// Not g.start: the server reads the clock for the request only after this handler.
-	x := g.begin(ctx, g.opt.Now(), stripeOf(ctx))
+	x := g.begin(ctx, connOf(ctx.Conn()), g.opt.Now())
 	x.expecting, x.expectAt = true, time.Now()
 	g.run(x)
 	if !x.paused {

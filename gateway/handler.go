@@ -33,6 +33,7 @@ type exchange struct {
 // state is what an exchange starts each request from zero with (its buffers need no clearing).
 type state struct {
 	ctx         *fasthttp.RequestCtx
+	conn        *conn          // the connection the request came on, with its memos; nil: not one the gateway accepted
 	stripe      uint32         // the connection's stripe of the striped counters (internal/striped)
 	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
@@ -143,7 +144,8 @@ func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Head
 // the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
 // ExpectHandler paused before its body (expect.go) is run on from its body.
 func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
-	stripe := stripeOf(ctx)
+	c := connOf(ctx.Conn())
+	stripe := c.stripeOf()
 	g.active.Add(stripe, 1)
 	defer g.active.Add(stripe, -1)
 	// Only a request with a body can have paused (a read never looks).
@@ -154,13 +156,13 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	g.run(g.begin(ctx, g.start(ctx), stripe))
+	g.run(g.begin(ctx, c, g.start(ctx)))
 }
 
-// begin takes an exchange for a request that began at now, on a connection of stripe.
-func (g *Gateway) begin(ctx *fasthttp.RequestCtx, now time.Time, stripe uint32) *exchange {
+// begin takes an exchange for a request on connection c (nil: not one the gateway accepted) that began at now.
+func (g *Gateway) begin(ctx *fasthttp.RequestCtx, c *conn, now time.Time) *exchange {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, stripe: stripe, rt: route.Route{Class: route.Unknown}, now: now}
+	x.state = state{ctx: ctx, conn: c, stripe: c.stripeOf(), rt: route.Route{Class: route.Unknown}, now: now}
 	x.extra = x.extraBuf[:0]
 	if g.tracer != nil {
 		g.startTrace(x)
@@ -222,7 +224,7 @@ func (g *Gateway) finish(x *exchange) {
 	elapsed := max(end.Sub(x.now), 0)
 	var memo *metricsMemo
 	var lineMemo *accesslog.Memo
-	if c := connOf(ctx.Conn()); c != nil {
+	if c := x.conn; c != nil {
 		memo, lineMemo = &c.metrics, &c.access
 	}
 	memo.observe(x.stripe, x.rt.Class, status, x.cacheRes, elapsed, x.upstream)

@@ -161,7 +161,7 @@ func (g *Gateway) auth(x *exchange) bool {
 	} else {
 		x.addHeader("Vary", "Accept")
 	}
-	x.cred, x.verified = g.creds.checkOn(x.ctx.Conn(), x.hdr.authorization, x.rt.APIKey, x.now)
+	x.cred, x.verified = g.creds.checkOn(x.conn, x.hdr.authorization, x.rt.APIKey, x.now)
 	if x.verified && x.cred.refresh {
 		g.refreshAhead(x)
 	}
@@ -181,7 +181,7 @@ func (g *Gateway) limit(x *exchange) bool {
 	if !x.ipCharged {
 		r.IP = x.clientIP()
 	}
-	if c := connOf(x.ctx.Conn()); c != nil {
+	if c := x.conn; c != nil {
 		r.Memo = &c.limits
 	}
 	return g.admit(x, r)
