@@ -57,7 +57,14 @@ type Entry struct {
 	ETag                 string
 	Gzip, Brotli         []byte
 	GzipETag, BrotliETag string
+
+	// ID tells stored entries apart, unique in the process (0: never stored): a reader may remember what it
+	// wrote from an entry by its ID without keeping the entry itself alive.
+	ID uint64
 }
+
+// entryIDs numbers the entries Set stores.
+var entryIDs atomic.Uint64
 
 // Cache is a TTL cache of responses keyed by Key. It is safe for concurrent use.
 type Cache struct {
@@ -494,6 +501,9 @@ func (c *Cache) Set(key string, e *Entry) error {
 	}
 	if e.Stored.IsZero() {
 		e.Stored = c.opt.Now()
+	}
+	if e.ID == 0 {
+		e.ID = entryIDs.Add(1)
 	}
 	if c.store.SetWithTTL(key, e, cost, time.Duration(c.ttl.Load()+c.staleFor.Load())) {
 		c.store.Wait()

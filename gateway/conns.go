@@ -533,6 +533,7 @@ type conn struct {
 	metrics metricsMemo
 	limits  ratelimit.Memo // the rate keys of the connection's last request
 	access  accesslog.Memo // the repeated fields of the connection's last access-log line
+	hit     hitHead        // the response head of the connection's last cache hit (hithead.go)
 }
 
 // Read fails once the table has closed the connection. The server's first read makes a new connection one

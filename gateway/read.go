@@ -54,8 +54,8 @@ func (g *Gateway) read(x *exchange) {
 		}
 		if ok && l.Fresh {
 			x.cacheRes = cacheHit
-			g.writeRead(x, l.Entry)
-			g.cacheHeaders(x, l.Age)
+			g.writeHit(x, l.Entry)
+			setAge(&x.ctx.Response.Header, l.Age)
 			return
 		}
 	}
@@ -282,10 +282,15 @@ func (g *Gateway) cacheHeaders(x *exchange, age time.Duration) {
 	if x.cacheRes == "" {
 		return
 	}
-	// SetCanonical with names already canonical: this runs on every hit, and Set would normalise them again.
-	var buf [20]byte
+	// SetCanonical with names already canonical: Set would normalise them again.
 	h := &x.ctx.Response.Header
 	h.SetCanonical(headerXCache, cacheValue(x.cacheRes))
+	setAge(h, age)
+}
+
+// setAge sets Age, in whole seconds.
+func setAge(h *fasthttp.ResponseHeader, age time.Duration) {
+	var buf [20]byte
 	h.SetCanonical(headerAge, strconv.AppendInt(buf[:0], max(int64(age/time.Second), 0), 10))
 }
 

@@ -219,17 +219,9 @@ func (g *Gateway) writeRead(x *exchange, e *cache.Entry) {
 		writeEntry(ctx, e)
 		return
 	}
-	body, tag, coding := e.Body, e.ETag, []byte(nil)
-	switch {
-	case x.accept&preferGzip != 0 && e.Gzip != nil:
-		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
-	case x.accept&acceptBrotli != 0 && e.Brotli != nil:
-		body, tag, coding = e.Brotli, e.BrotliETag, valueBrotli
-	case x.accept&acceptGzip != 0 && e.Gzip != nil:
-		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
-	}
+	body, tag, coding, notModified := x.representation(e)
 	h := &ctx.Response.Header
-	if len(x.ifNoneMatch) > 0 && matchesETag(x.ifNoneMatch, tag) {
+	if notModified {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 	} else {
 		writeEntry(ctx, e)
@@ -240,6 +232,21 @@ func (g *Gateway) writeRead(x *exchange, e *cache.Entry) {
 	}
 	h.SetCanonical(headerETag, s2b(tag))
 	h.SetCanonical(headerCacheControl, valueCacheControlRead)
+}
+
+// representation is the form of e the caller gets: the body, its entity tag and content coding (nil: none), and
+// whether the caller's If-None-Match names that tag (304). e has an ETag.
+func (x *exchange) representation(e *cache.Entry) (body []byte, tag string, coding []byte, notModified bool) {
+	body, tag = e.Body, e.ETag
+	switch {
+	case x.accept&preferGzip != 0 && e.Gzip != nil:
+		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
+	case x.accept&acceptBrotli != 0 && e.Brotli != nil:
+		body, tag, coding = e.Brotli, e.BrotliETag, valueBrotli
+	case x.accept&acceptGzip != 0 && e.Gzip != nil:
+		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
+	}
+	return body, tag, coding, len(x.ifNoneMatch) > 0 && matchesETag(x.ifNoneMatch, tag)
 }
 
 // s2b is the bytes of s, for fasthttp setters that copy them.
