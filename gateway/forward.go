@@ -63,7 +63,7 @@ func (g *Gateway) forward(x *exchange) {
 	ctx := x.ctx
 	// The writes: the core answers every other method without changing anything (405 for PATCH and TRACE).
 	write := ctx.IsPost() || ctx.IsPut() || ctx.IsDelete()
-	if x.rt.Cacheable() && (ctx.IsGet() || ctx.IsHead()) {
+	if x.cacheable && (ctx.IsGet() || ctx.IsHead()) {
 		x.cacheRes = cacheBypass
 	}
 	// The slot first: expired then sees the wait for it, and the caller gone meanwhile.

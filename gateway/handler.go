@@ -37,6 +37,7 @@ type state struct {
 	stripe      uint32         // the connection's stripe of the striped counters (internal/striped)
 	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
+	cacheable   bool   // rt's reads may be cached (rt.Cacheable, looked up once)
 	badTarget   error  // the target did not parse (rt is then empty)
 	reqID       string // in idBuf: valid during the request only (logID copies it for the log)
 	ip          string

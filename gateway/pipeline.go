@@ -58,6 +58,7 @@ func (g *Gateway) route(x *exchange) bool {
 	if x.rt, x.badTarget = g.routes.parse(x.ctx.RequestURI()); x.badTarget != nil {
 		x.rt.Class = route.Unknown
 	}
+	x.cacheable = x.rt.Cacheable()
 	// Content-Length, -1 for a chunked body, -2 for none given (which for a request means no body).
 	if n := x.ctx.Request.Header.ContentLength(); n > 0 || n == -1 {
 		x.announced = true
@@ -155,7 +156,7 @@ func (g *Gateway) auth(x *exchange) bool {
 		return true
 	}
 	span := g.startSpan(x, "gateway.auth", trace.SpanKindInternal) // ended without defer: this is every hit's path
-	if x.rt.Cacheable() && readMethod(x.ctx) {
+	if x.cacheable && readMethod(x.ctx) {
 		x.addHeader("Vary", "Accept, Accept-Encoding")
 		x.cacheRes = cacheMiss // until a later stage says otherwise
 	} else {
@@ -204,7 +205,7 @@ func (g *Gateway) respond(x *exchange) bool {
 		g.methodNotAllowed(x, throttleRoute.Allow())
 	case g.throttleStatusRequest(x):
 		g.throttleStatus(x, ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, IP: x.clientIP()})
-	case readMethod(x.ctx) && x.rt.Cacheable() && g.cache != nil:
+	case readMethod(x.ctx) && x.cacheable && g.cache != nil:
 		g.read(x)
 	default:
 		g.forward(x)
