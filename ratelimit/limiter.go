@@ -87,8 +87,9 @@ type Request struct {
 	Stripe uint32
 }
 
-// Memo is the rules that applied to the last request asked with it, and their keys. The zero value is ready.
-// A Memo serves one request at a time (one per connection, say).
+// Memo is the rules that applied to the last request asked with it, and their keys, and with the in-process store
+// the count of its key when it has one (so that the next request is decided without a lock: local.go). The zero
+// value is ready. A Memo serves one request at a time (one per connection, say).
 type Memo struct {
 	l          *Limiter
 	id         [3]string // the APIKey, User and IP it was made for, copied: a caller's strings may be reused buffers
