@@ -37,6 +37,33 @@ func BenchmarkAdmitLocal(b *testing.B) {
 	benchAdmit(b, mustNew(b, Options{Policies: never}), 0)
 }
 
+// BenchmarkAdmitLocalMemo is BenchmarkAdmitLocal with a Memo per goroutine, as the gateway asks with one per
+// keep-alive connection: each goroutine with a key of its own, and all on one key (the connections of one
+// api_key, which meet on that key's state).
+func BenchmarkAdmitLocalMemo(b *testing.B) {
+	for _, shared := range []bool{false, true} {
+		b.Run("shared="+strconv.FormatBool(shared), func(b *testing.B) {
+			l := mustNew(b, Options{Policies: never})
+			var id atomic.Int64
+			b.SetParallelism(8)
+			b.ReportAllocs()
+			defer reportCPU(b, 0)()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := Request{APIKey: "bench-" + strconv.FormatInt(id.Add(1), 10), Memo: new(Memo)}
+				if shared {
+					r.APIKey = "bench"
+				}
+				for pb.Next() {
+					if d := l.Admit(context.Background(), r); !d.Allowed {
+						b.Fatalf("decision %+v", d)
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkAdmitRedisPerRequest takes every decision in Redis (NoCredits), through the autopipeliner or with one
 // pooled connection per call (NoAutoPipeline): the cost of a policy too slow for credits or near its limit.
 func BenchmarkAdmitRedisPerRequest(b *testing.B) {

@@ -87,14 +87,16 @@ type Request struct {
 	Stripe uint32
 }
 
-// Memo is the rules that applied to the last request asked with it, and their keys. The zero value is ready.
-// A Memo serves one request at a time (one per connection, say).
+// Memo is the rules that applied to the last request asked with it, and their keys, and with the in-process store
+// the count of its key when it has one (so that the next request is decided without a lock: local.go). The zero
+// value is ready. A Memo serves one request at a time (one per connection, say).
 type Memo struct {
 	l          *Limiter
 	id         [3]string // the APIKey, User and IP it was made for, copied: a caller's strings may be reused buffers
 	rules      []*rule
 	keys       []string
 	overridden bool
+	local      localMemo // the in-process store's cell of the single key, when it is GCRA's
 }
 
 // Decision is the outcome of Admit.
@@ -268,6 +270,7 @@ func (l *Limiter) match(r Request, rs []*rule, keys []string) ([]*rule, []string
 	}
 	if id := [3]string{r.APIKey, r.User, r.IP}; m.l != l || m.id != id {
 		m.rules, m.keys, m.overridden = l.matchInto(r, m.rules[:0], m.keys[:0])
+		m.local = localMemo{}
 		m.l, m.id = l, [3]string{strings.Clone(id[0]), strings.Clone(id[1]), strings.Clone(id[2])}
 	}
 	return m.rules, m.keys, m.overridden
@@ -304,7 +307,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) Decision {
 	}
 	q.states = stateSlots(sbuf[:], len(q.rules))
 	q.shape = l.shaping && l.held.acquire(q.rules, q.keys)
-	v := l.decide(ctx, &q, r.APIKey)
+	v := l.decide(ctx, &q, r)
 	if q.shape && (!v.ok || v.delay <= 0) {
 		l.held.release(q.rules, q.keys)
 		q.shape = false
@@ -344,20 +347,25 @@ func (l *Limiter) Status(ctx context.Context, r Request) (retryAfter time.Durati
 		return 0
 	}
 	q.shape = true
-	if v := l.decide(ctx, &q, r.APIKey); !v.ok {
+	if v := l.decide(ctx, &q, r); !v.ok {
 		return v.retry
 	}
 	return 0
 }
 
-// decide asks the store, which never fails: the Redis store's errors end in the fallback around it. q lives on
-// the caller's stack, which a query passed through the store interface cannot: the in-process store, when it is
-// the Limiter's store, is called directly, and the chain around Redis gets a pooled copy of q.
-func (l *Limiter) decide(ctx context.Context, q *query, apiKey string) verdict {
+// decide asks the store for r, which never fails: the Redis store's errors end in the fallback around it. q lives
+// on the caller's stack, which a query passed through the store interface cannot: the in-process store, when it
+// is the Limiter's store, is called directly, and the chain around Redis gets a pooled copy of q.
+func (l *Limiter) decide(ctx context.Context, q *query, r Request) verdict {
+	var local *localMemo
+	if r.Memo != nil {
+		local = &r.Memo.local
+	}
 	if s, ok := l.store.(*localStore); ok {
+		q.local = local
 		return s.gcra(q)
 	}
-	p := q.pooled(apiKey)
+	p := q.pooled(r.APIKey, local)
 	if l.opt.Now != nil {
 		p.at = l.opt.Now()
 	}

@@ -45,6 +45,7 @@ type query struct {
 	apiKey  string        // the request's api_key, part of cacheKey when overridden
 	scratch []policyState // room for one state per rule where states is nil
 	credits int           // the most credits the Redis store may grant with this decision (credits.go)
+	local   *localMemo    // the request's Memo's cell for the in-process store (local.go), when it has a Memo
 	set     string        // cacheKey, once computed
 	at      time.Time     // now, once read
 }
@@ -60,10 +61,11 @@ type pooledQuery struct {
 
 var queries = sync.Pool{New: func() any { return new(pooledQuery) }}
 
-// pooled returns a copy of q for the request's apiKey, to release after use. It copies the elements of q's
-// slices and its flags, nothing else: to the compiler's escape analysis, copying a pointer held by q (apiKey, for
-// one) lets every buffer q points to escape, and each would then cost an allocation per decision.
-func (q *query) pooled(apiKey string) *pooledQuery {
+// pooled returns a copy of q for the request's apiKey and Memo cell (local), to release after use. It copies the
+// elements of q's slices and its flags, nothing else: to the compiler's escape analysis, copying a pointer held by
+// q (apiKey or local, for one) lets every buffer q points to escape, and each would then cost an allocation per
+// decision.
+func (q *query) pooled(apiKey string, local *localMemo) *pooledQuery {
 	p := queries.Get().(*pooledQuery)
 	n := len(q.rules)
 	if n <= len(p.rbuf) {
@@ -79,7 +81,7 @@ func (q *query) pooled(apiKey string) *pooledQuery {
 	if q.states != nil {
 		p.states, p.scratch = p.scratch, nil
 	}
-	p.commit, p.shape, p.overridden, p.apiKey = q.commit, q.shape, q.overridden, apiKey
+	p.commit, p.shape, p.overridden, p.apiKey, p.local = q.commit, q.shape, q.overridden, apiKey, local
 	return p
 }
 
