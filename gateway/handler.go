@@ -67,6 +67,7 @@ type state struct {
 	throttled   bool           // a rate policy refused the request (limit.go)
 	extra       []cache.Header // response headers of the gateway's own (request id, CORS, rate limits), set last
 	extraBuf    [4]cache.Header
+	extraSet    int             // how many of extra are in the response already (writeExtra)
 	span        trace.Span      // the request's server span; nil while tracing is off (tracing.go)
 	tctx        context.Context // the context of the current span, the parent of the next one
 	recording   bool            // span is recorded (sampled): only then do the stages get spans of their own
@@ -141,6 +142,20 @@ var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 // it again, and a header of the upstream's under that name must be found and replaced.
 func (x *exchange) addHeader(k, v string) { x.extra = append(x.extra, cache.Header{Key: k, Value: v}) }
 
+// writeExtra sets the headers addHeader queued since it last ran in the response: each replaces the upstream's
+// of its name, but Vary, which adds to it.
+func (x *exchange) writeExtra() {
+	h := &x.ctx.Response.Header
+	for _, e := range x.extra[x.extraSet:] {
+		if e.Key == "Vary" {
+			h.Add(e.Key, e.Value)
+		} else {
+			h.SetCanonical(s2b(e.Key), s2b(e.Value))
+		}
+	}
+	x.extraSet = len(x.extra)
+}
+
 // handle serves one request: it runs the stages of pipeline.go in order until one answers, then finish does
 // the accounting. It never lets a panic escape: the caller gets 500 and the log the stack. A request the
 // ExpectHandler paused before its body (expect.go) is run on from its body.
@@ -200,13 +215,7 @@ func (g *Gateway) run(x *exchange) {
 // Authorization header or a password.
 func (g *Gateway) finish(x *exchange) {
 	ctx := x.ctx
-	for _, h := range x.extra {
-		if h.Key == "Vary" {
-			ctx.Response.Header.Add(h.Key, h.Value)
-		} else {
-			ctx.Response.Header.SetCanonical(s2b(h.Key), s2b(h.Value))
-		}
-	}
+	x.writeExtra()
 	g.releaseBody(x)
 	if x.announced && !x.bodyRead {
 		// What is left of the body is still on the connection: it must never be read as the next request.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,11 +14,14 @@ import (
 
 // TestHitHeadCopied: the repeated hits of one connection are answered with the head of its last hit copied
 // whole, and every answer is the one a fresh connection gets (but for its request id, Age, Date and rate
-// counts), whatever representation each asks for: content codings, a 304, JSON. A record written meanwhile
-// is never answered with the head of its old entry.
+// counts), whatever representation each asks for (content codings, a 304, JSON) and whatever of the gateway's
+// own headers it gets (its request id, CORS for a page). A record written meanwhile is never answered with the
+// head of its old entry.
 func TestHitHeadCopied(t *testing.T) {
 	c := coretest.Start(t, coretest.Options{})
-	gw := startGateway(t, defaultsOptions(t, c))
+	opt := defaultsOptions(t, c)
+	opt.CORSOrigins = []string{"https://app.example"}
+	gw := startGateway(t, opt)
 	h := gw.Handler()
 	server, _ := tcpPair(t)
 	kept := &conn{Conn: server, stripe: 1}
@@ -34,10 +38,13 @@ func TestHitHeadCopied(t *testing.T) {
 		head = map[string]string{}
 		for k, v := range ctx.Response.Header.All() {
 			switch string(k) {
-			case "X-Request-Id", "Age", "Date", "Ratelimit":
+			case "Age", "Date", "Ratelimit":
 			default:
 				head[string(k)] += string(v) + "\n"
 			}
+		}
+		if !strings.HasPrefix(string(ctx.Response.Header.Peek("Ratelimit")), `"never";r=`) {
+			t.Errorf("RateLimit %q", ctx.Response.Header.Peek("Ratelimit"))
 		}
 		head["Content-Type"] = string(ctx.Response.Header.ContentType())
 		head["Content-Encoding"] = string(ctx.Response.Header.ContentEncoding())
@@ -71,10 +78,17 @@ func TestHitHeadCopied(t *testing.T) {
 		{"json again", "Accept: application/json\r\n", 200, true},
 		{"json, copied", "Accept: application/json\r\n", 200, true},
 		{"plain after json", "", 200, false},
+		{"a page's (the same answer: kept anew)", "Origin: https://app.example\r\n", 200, true},
+		{"a page's again", "Origin: https://app.example\r\n", 200, true},
+		{"a page's, copied", "Origin: https://app.example\r\n", 200, true},
+		{"another page's (not allowed: other headers)", "Origin: https://other.example\r\n", 200, true},
+		{"plain after pages (kept anew)", "", 200, true},
+		{"plain again after pages", "", 200, true},
 	}
-	for _, st := range steps {
-		status, got, body := serve(kept, st.extra)
-		wantStatus, want, wantBody := serve(&conn{Conn: server, stripe: 2}, st.extra) // a fresh connection
+	for i, st := range steps {
+		id := "X-Request-Id: step-" + strconv.Itoa(i) + "\r\n" // each answer must carry its own
+		status, got, body := serve(kept, st.extra+id)
+		wantStatus, want, wantBody := serve(&conn{Conn: server, stripe: 2}, st.extra+id) // a fresh connection
 		if status != st.status || status != wantStatus || body != wantBody {
 			t.Errorf("%s: status %d, body of %d bytes; a fresh connection gets %d, %d bytes; want %d",
 				st.name, status, len(body), wantStatus, len(wantBody), st.status)
