@@ -18,7 +18,7 @@ import (
 // same in a row, so a connection that reads ever other resources pays nothing but a comparison.
 type hitHead struct {
 	id    uint64                   // ID of the entry head was written from; 0: none
-	form  uint8                    // its representation (hitForm)
+	form  uint8                    // its form (form.number)
 	ready bool                     // head holds that answer's head
 	head  *fasthttp.ResponseHeader // made on the first copy, reused after
 	// The gateway's own headers in head: names (addHeader's are constants) and values, copied into vals
@@ -28,21 +28,21 @@ type hitHead struct {
 	ends []int
 }
 
-// hitForm numbers the representations of an entry a hit may write: its content coding, and whether it is the
-// 304 of a matching If-None-Match.
-func hitForm(coding []byte, notModified bool) uint8 {
-	var f uint8
+// number tells apart the forms of an entry a hit may write: its content coding, and whether it is the 304 of a
+// matching If-None-Match.
+func (f form) number() uint8 {
+	var n uint8
 	switch {
-	case coding == nil:
-	case string(coding) == "gzip":
-		f = 1
+	case f.coding == nil:
+	case string(f.coding) == "gzip":
+		n = 1
 	default:
-		f = 2
+		n = 2
 	}
-	if notModified {
-		f |= 4
+	if f.notModified {
+		n |= 4
 	}
-	return f
+	return n
 }
 
 // value is the i-th of the gateway's own headers in head.
@@ -88,16 +88,16 @@ func (g *Gateway) writeHit(x *exchange, e *cache.Entry) {
 		return
 	}
 	m := &x.conn.hit
-	body, _, coding, notModified := x.representation(e)
-	form := hitForm(coding, notModified)
-	if m.ready && m.id == e.ID && m.form == form && x.extraSet == 0 && m.fits(x.extra) {
+	f := x.formOf(e)
+	n := f.number()
+	if m.ready && m.id == e.ID && m.form == n && x.extraSet == 0 && m.fits(x.extra) {
 		closing := h.ConnectionClose()
 		m.head.CopyTo(h)
 		if closing {
 			h.SetConnectionClose()
 		}
-		if !notModified {
-			x.ctx.Response.SetBodyRaw(body)
+		if !f.notModified {
+			x.ctx.Response.SetBodyRaw(f.body)
 		}
 		for i, e := range x.extra {
 			if e.Value != m.value(i) {
@@ -107,12 +107,12 @@ func (g *Gateway) writeHit(x *exchange, e *cache.Entry) {
 		x.extraSet = len(x.extra)
 		return
 	}
-	g.writeRead(x, e)
+	writeForm(x.ctx, e, f)
 	h.SetCanonical(headerXCache, valueHit)
 	extraSet := x.extraSet
 	x.writeExtra()
-	if m.id != e.ID || m.form != form || extraSet != 0 {
-		m.id, m.form, m.ready = e.ID, form, false
+	if m.id != e.ID || m.form != n || extraSet != 0 {
+		m.id, m.form, m.ready = e.ID, n, false
 		return
 	}
 	if m.head == nil {

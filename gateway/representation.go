@@ -214,39 +214,51 @@ var (
 // writeRead answers a cacheable read from entry e in the representation the caller accepts, or 304 when its
 // If-None-Match names that representation. Entries without a tag (not stored) are written as they are.
 func (g *Gateway) writeRead(x *exchange, e *cache.Entry) {
-	ctx := x.ctx
 	if e.ETag == "" {
-		writeEntry(ctx, e)
+		writeEntry(x.ctx, e)
 		return
 	}
-	body, tag, coding, notModified := x.representation(e)
+	writeForm(x.ctx, e, x.formOf(e))
+}
+
+// form is the representation of an entry a caller gets: the body, its entity tag and content coding (nil:
+// none), and whether the caller's If-None-Match names that tag (304).
+type form struct {
+	body        []byte
+	tag         string
+	coding      []byte
+	notModified bool
+}
+
+// formOf is the form of e (which has an ETag) that x's caller gets.
+func (x *exchange) formOf(e *cache.Entry) form {
+	f := form{body: e.Body, tag: e.ETag}
+	switch {
+	case x.accept&preferGzip != 0 && e.Gzip != nil:
+		f.body, f.tag, f.coding = e.Gzip, e.GzipETag, valueGzip
+	case x.accept&acceptBrotli != 0 && e.Brotli != nil:
+		f.body, f.tag, f.coding = e.Brotli, e.BrotliETag, valueBrotli
+	case x.accept&acceptGzip != 0 && e.Gzip != nil:
+		f.body, f.tag, f.coding = e.Gzip, e.GzipETag, valueGzip
+	}
+	f.notModified = len(x.ifNoneMatch) > 0 && matchesETag(x.ifNoneMatch, f.tag)
+	return f
+}
+
+// writeForm answers with form f of entry e: the entry's status and headers with f's body and coding, or 304.
+func writeForm(ctx *fasthttp.RequestCtx, e *cache.Entry, f form) {
 	h := &ctx.Response.Header
-	if notModified {
+	if f.notModified {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 	} else {
 		writeEntry(ctx, e)
-		ctx.Response.SetBodyRaw(body)
-		if coding != nil {
-			h.SetCanonical(headerContentEncoding, coding)
+		ctx.Response.SetBodyRaw(f.body)
+		if f.coding != nil {
+			h.SetCanonical(headerContentEncoding, f.coding)
 		}
 	}
-	h.SetCanonical(headerETag, s2b(tag))
+	h.SetCanonical(headerETag, s2b(f.tag))
 	h.SetCanonical(headerCacheControl, valueCacheControlRead)
-}
-
-// representation is the form of e the caller gets: the body, its entity tag and content coding (nil: none), and
-// whether the caller's If-None-Match names that tag (304). e has an ETag.
-func (x *exchange) representation(e *cache.Entry) (body []byte, tag string, coding []byte, notModified bool) {
-	body, tag = e.Body, e.ETag
-	switch {
-	case x.accept&preferGzip != 0 && e.Gzip != nil:
-		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
-	case x.accept&acceptBrotli != 0 && e.Brotli != nil:
-		body, tag, coding = e.Brotli, e.BrotliETag, valueBrotli
-	case x.accept&acceptGzip != 0 && e.Gzip != nil:
-		body, tag, coding = e.Gzip, e.GzipETag, valueGzip
-	}
-	return body, tag, coding, len(x.ifNoneMatch) > 0 && matchesETag(x.ifNoneMatch, tag)
 }
 
 // s2b is the bytes of s, for fasthttp setters that copy them.
