@@ -33,8 +33,7 @@ type exchange struct {
 // state is what an exchange starts each request from zero with (its buffers need no clearing).
 type state struct {
 	ctx         *fasthttp.RequestCtx
-	conn        *conn          // the connection the request came on, with its memos; nil: not one the gateway accepted
-	stripe      uint32         // the connection's stripe of the striped counters (internal/striped)
+	conn        *conn          // the connection the request came on, with its memos and stripe; nil: not one the gateway accepted
 	hdr         requestHeaders // the headers every stage may read, in the request's buffer
 	rt          route.Route
 	cacheable   bool   // rt's reads may be cached (rt.Cacheable, looked up once)
@@ -178,7 +177,7 @@ func (g *Gateway) handle(ctx *fasthttp.RequestCtx) {
 // begin takes an exchange for a request on connection c (nil: not one the gateway accepted) that began at now.
 func (g *Gateway) begin(ctx *fasthttp.RequestCtx, c *conn, now time.Time) *exchange {
 	x := exchanges.Get().(*exchange)
-	x.state = state{ctx: ctx, conn: c, stripe: c.stripeOf(), rt: route.Route{Class: route.Unknown}, now: now}
+	x.state = state{ctx: ctx, conn: c, rt: route.Route{Class: route.Unknown}, now: now}
 	x.extra = x.extraBuf[:0]
 	if g.tracer != nil {
 		g.startTrace(x)
@@ -237,10 +236,10 @@ func (g *Gateway) finish(x *exchange) {
 	if c := x.conn; c != nil {
 		memo, lineMemo = &c.metrics, &c.access
 	}
-	memo.observe(x.stripe, x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
+	memo.observe(x.conn.stripeOf(), x.rt.Class, status, x.cacheRes, elapsed, x.upstream)
 	if x.verified {
 		// Only a proved caller's account may become a label: a stranger can name any api_key.
-		g.tenants.Count(x.stripe, x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
+		g.tenants.Count(x.conn.stripeOf(), x.rt.APIKey, end, tenants.Outcome{Status: status, Hit: x.cacheRes == cacheHit, Throttled: x.throttled})
 	}
 	var sc trace.SpanContext
 	if x.span != nil {

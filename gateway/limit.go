@@ -61,7 +61,7 @@ func (g *Gateway) admit(x *exchange, req ratelimit.Request) bool {
 // policies would refuse a call, it says so with the time left, without counting the question (a call that
 // counts would start a blocked address's block again).
 func (g *Gateway) admitUnverified(x *exchange) bool {
-	req := ratelimit.Request{IP: x.clientIP(), Stripe: x.stripe}
+	req := ratelimit.Request{IP: x.clientIP(), Stripe: x.conn.stripeOf()}
 	if g.throttleStatusRequest(x) && readMethod(x.ctx) {
 		c, cancel := context.WithTimeout(context.Background(), g.opt.UpstreamTimeout)
 		wait := x.live.limiter.Status(c, req)

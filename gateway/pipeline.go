@@ -41,7 +41,7 @@ func (g *Gateway) identify(x *exchange) bool {
 	if validRequestID(x.hdr.requestID) {
 		id = append(id, x.hdr.requestID...)
 	} else {
-		id = g.ids.appendNext(id, x.stripe)
+		id = g.ids.appendNext(id, x.conn.stripeOf())
 	}
 	x.reqID = unsafe.String(&x.idBuf[0], len(id))
 	x.addHeader(headerRequestID, x.reqID)
@@ -178,7 +178,7 @@ func (g *Gateway) limit(x *exchange) bool {
 		return true
 	}
 	defer x.endSpan(g.startSpan(x, "gateway.limit", trace.SpanKindInternal))
-	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, Stripe: x.stripe}
+	r := ratelimit.Request{APIKey: x.rt.APIKey, User: x.cred.user, Stripe: x.conn.stripeOf()}
 	if !x.ipCharged {
 		r.IP = x.clientIP()
 	}

@@ -135,12 +135,12 @@ func (g *Gateway) fetchedJSON(x *exchange, f *fetched, jsonKey string) *cache.En
 // translated (and stored as JSON, so the next JSON hit costs nothing).
 func (g *Gateway) lookup(x *exchange, xmlKey func() string, jsonKey string) (cache.Lookup, bool) {
 	if !x.json {
-		return g.cache.GetAt(xmlKey(), x.now, x.stripe)
+		return g.cache.GetAt(xmlKey(), x.now, x.conn.stripeOf())
 	}
-	if l, ok := g.cache.GetAt(jsonKey, x.now, x.stripe); ok {
+	if l, ok := g.cache.GetAt(jsonKey, x.now, x.conn.stripeOf()); ok {
 		return l, true
 	}
-	l, ok := g.cache.GetAt(xmlKey(), x.now, x.stripe)
+	l, ok := g.cache.GetAt(xmlKey(), x.now, x.conn.stripeOf())
 	if !ok {
 		return l, false
 	}
