@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // tableOn runs a connection table with lim over an in-memory listener until the test ends. It returns the
@@ -64,19 +66,6 @@ func next(t *testing.T, admitted <-chan *conn) *conn {
 	}
 }
 
-// waitState waits until the table has put t in state s.
-func waitState(t *testing.T, c *connTrack, s uint64) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if got, _ := unpack(c.word.Load()); got == s {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connection never reached state %d", s)
-		}
-	}
-}
-
 // TestConnTablePerNetwork: an IPv6 client is capped per address and per /64 (one host usually holds the whole
 // /64); another /64 is not.
 func TestConnTablePerNetwork(t *testing.T) {
@@ -122,7 +111,9 @@ func TestConnTableSheds(t *testing.T) {
 	// The table waits for the shed connection's server to let go of it: the server's read fails, it closes. An
 	// in-memory connection's read, unlike a socket's, does not see a deadline set while it blocks: read once
 	// the table has shed it.
-	waitState(t, served[1].t, stateShed)
+	if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(served[1].t.word.Load()); return s == stateShed }) {
+		t.Fatal("the table never shed the idle connection")
+	}
 	if _, err := served[1].Read(make([]byte, 1)); !errors.Is(err, errShed) {
 		t.Fatalf("read of the shed connection: %v, want errShed", err)
 	}
