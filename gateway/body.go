@@ -60,22 +60,23 @@ func (g *Gateway) readBody(x *exchange) bool {
 	}
 	r := ctx.RequestBodyStream()
 	var paced *pacedBody
-	if g.opt.MinUploadRate > 0 && r != nil && ctx.Conn() != nil {
+	if (g.opt.MinUploadRate > 0 || g.opt.ReadTimeout > 0) && r != nil && ctx.Conn() != nil {
 		paced = g.pace(x, r, from)
 		r = paced
 	}
 	body, err := readStream(r, ctx.Request.Header.ContentLength(), g.opt.MaxBodyBytes)
 	x.uploading = time.Since(from)
-	if paced != nil {
-		paced.done()
-	}
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		g.tooLarge(x)
 		return false
 	case err != nil && paced != nil && paced.late():
-		bodyTooSlow.Inc()
 		x.tooSlow = true
+		if !paced.byRate {
+			g.respondError(x, fasthttp.StatusRequestTimeout, "The request was not received in time.")
+			return false
+		}
+		bodyTooSlow.Inc()
 		g.respondError(x, fasthttp.StatusRequestTimeout, fmt.Sprintf(
 			"The request body arrived too slowly; after %s it must arrive at %d bytes per second or more.",
 			g.opt.UploadGrace, g.opt.MinUploadRate))
@@ -130,19 +131,22 @@ func (g *Gateway) releaseBody(x *exchange) {
 	}
 }
 
-// pacedBody is a body stream read no slower than Options.MinUploadRate: before each read the connection's read
-// deadline moves to from + UploadGrace + (bytes so far)/MinUploadRate, as Apache's mod_reqtimeout does with
-// MinRate, but never past the request's read timeout. A caller that keeps up gets a later deadline with every
-// read; a trickle reaches its deadline soon after the grace and is dropped, with what it held of the budget.
+// pacedBody is a body stream read within the request's read timeout and, with Options.MinUploadRate, no slower
+// than that rate: before each read the connection's read deadline moves to from + UploadGrace + (bytes so
+// far)/MinUploadRate, as Apache's mod_reqtimeout does with MinRate, but never past the read timeout. A caller
+// that keeps up gets a later deadline with every read; a trickle reaches its deadline soon after the grace and
+// is dropped, with what it held of the budget. The server sets no read deadline of its own (conns.go): the one
+// set here is taken off when the exchange ends (conn.endExchange).
 type pacedBody struct {
 	r        io.Reader
 	conn     net.Conn
 	from     time.Time
 	grace    time.Duration
-	rate     int64     // bytes per second, > 0
+	rate     int64     // bytes per second; 0: none
 	last     time.Time // the request's read deadline (zero: none)
 	n        int64     // bytes read so far
 	deadline time.Time // the read deadline in force
+	byRate   bool      // the deadline in force is the rate's, not the read timeout's
 }
 
 // pace wraps x's body stream r, whose reading began at from.
@@ -159,15 +163,18 @@ func (g *Gateway) pace(x *exchange, r io.Reader, from time.Time) *pacedBody {
 }
 
 func (p *pacedBody) Read(b []byte) (int, error) {
-	d := p.from.Add(p.grace + time.Duration(p.n*int64(time.Second)/p.rate))
-	if !p.last.IsZero() {
-		d = minTime(d, p.last)
+	d, byRate := p.last, false
+	if p.rate > 0 {
+		d, byRate = p.from.Add(p.grace+time.Duration(p.n*int64(time.Second)/p.rate)), true
+		if !p.last.IsZero() && p.last.Before(d) {
+			d, byRate = p.last, false
+		}
 	}
 	if !d.Equal(p.deadline) {
 		if err := p.conn.SetReadDeadline(d); err != nil {
 			return 0, err
 		}
-		p.deadline = d
+		p.deadline, p.byRate = d, byRate
 	}
 	n, err := p.r.Read(b)
 	p.n += int64(n)
@@ -177,13 +184,6 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 // late reports whether the deadline in force has passed: a read that failed then failed for want of time
 // (whether or not the body stream passes the timeout on as such).
 func (p *pacedBody) late() bool { return !p.deadline.IsZero() && !time.Now().Before(p.deadline) }
-
-// done puts the request's read deadline back once the body is read.
-func (p *pacedBody) done() {
-	if !p.deadline.IsZero() {
-		_ = p.conn.SetReadDeadline(p.last)
-	}
-}
 
 // readStream reads a body of length n (-1: chunked, up to limit).
 func readStream(r io.Reader, n, limit int) ([]byte, error) {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/reqgate/reqgate/gateway/accesslog"
@@ -34,6 +35,46 @@ type connLimits struct {
 	perIP       int           // of one client address
 	perPrefix   int           // of one client network (connPrefix4, connPrefix6)
 	headTimeout time.Duration // to receive a request head; 0 = no bound of its own
+	// The server's timeouts (Options.ReadTimeout, WriteTimeout, IdleTimeout); 0 = none, an idle timeout of 0
+	// is the read timeout, as in fasthttp.
+	readTimeout, writeTimeout, idleTimeout time.Duration
+}
+
+// timeouts are the limits the sweeper holds connections to, in the table's milliseconds; 0 = none.
+type timeouts struct {
+	head, idle, write int64
+}
+
+// timeouts are the table's limits: a head (and a new connection's TLS handshake) within the head timeout and
+// the read timeout, whichever is shorter; an idle kept-alive connection within the idle timeout; each write
+// within the write timeout. The server itself runs without timeouts: each of its three would read the clock
+// and move a socket deadline for every request, where the table's clock costs a request an atomic load. A
+// request's body is read under deadlines the handler sets (body.go).
+func (lim connLimits) timeouts() timeouts {
+	head := lim.readTimeout
+	if lim.headTimeout > 0 && (head <= 0 || lim.headTimeout < head) {
+		head = lim.headTimeout
+	}
+	idle := lim.idleTimeout
+	if idle <= 0 {
+		idle = lim.readTimeout
+	}
+	return timeouts{head: head.Milliseconds(), idle: idle.Milliseconds(), write: lim.writeTimeout.Milliseconds()}
+}
+
+// tick is how often the sweeper looks at the table: often enough that a connection is closed within an eighth
+// of its timeout (a quarter second at most) past it.
+func (lim connLimits) tick() time.Duration {
+	shortest := time.Duration(0)
+	for _, d := range []time.Duration{lim.headTimeout, lim.readTimeout, lim.writeTimeout, lim.idleTimeout} {
+		if d > 0 && (shortest == 0 || d < shortest) {
+			shortest = d
+		}
+	}
+	if shortest <= 0 {
+		return 250 * time.Millisecond
+	}
+	return min(max(shortest/8, 5*time.Millisecond), 250*time.Millisecond)
 }
 
 // connTable is the listener of the public port: it keeps a record of every connection it accepted and is where
@@ -43,10 +84,11 @@ type connLimits struct {
 //   - A client address holds at most perIP connections, a client network (/24, /64) at most perPrefix. Trusted
 //     proxies are exempt: every caller behind them shares their address. A connection over either cap is
 //     answered 429 and closed at once.
-//   - A request head must arrive whole within headTimeout, counted from the head's first byte or, on a new
-//     connection, from its acceptance (the TLS handshake included); a connection whose head is late gets 408
-//     and is closed, as HAProxy's "timeout http-request" does. An idle kept-alive connection keeps the
-//     server's idle timeout.
+//   - A request head must arrive whole within headTimeout (and the read timeout), counted from the head's
+//     first byte or, on a new connection, from its acceptance (the TLS handshake included); a connection whose
+//     head is late gets 408 and is closed, as HAProxy's "timeout http-request" does. An idle kept-alive
+//     connection is closed after the idle timeout, a write that has not ended after the write timeout
+//     (timeouts).
 //   - Near the global cap (its last sixteenth), each new connection first takes the place of a sheddable one:
 //     a connection the server waits on for a request head or reads one from, or an idle kept-alive one. Of
 //     those, the ones of the networks holding the most connections go first, the oldest (by when their head
@@ -61,7 +103,7 @@ type connLimits struct {
 // (strictconn.go), which reports the start and end of each head, and the server's ConnState hook, the end of
 // each exchange. Those are a few atomic operations per request, stamped with the table's own clock, advanced
 // by its sweeper: no request reads the system clock for it (an accept does, once per connection). The sweeper
-// closes late heads; shedding happens on accept.
+// closes the connections past a timeout; shedding happens on accept.
 type connTable struct {
 	net.Listener
 	connLimits
@@ -115,6 +157,10 @@ type connTrack struct {
 	killed bool // closed by the table (under mu)
 	sock   net.Conn
 	table  *connTable
+
+	// writing is the table's clock plus one when a write to the connection began that has not returned; 0:
+	// none. Set by the serving goroutine, read by the sweeper.
+	writing atomic.Int64
 
 	// Of the serving goroutine only.
 	state   uint64     // the state it last set
@@ -282,13 +328,17 @@ func (l *connTable) release(t *connTrack) {
 	}
 }
 
-// kill closes t, whose state word it has just set to closed, and interrupts its reads; under mu. It keeps its
-// place until its server closes it (closed).
-func (l *connTable) kill(t *connTrack) {
+// kill closes t, whose state word it has just set to closed, and interrupts its reads, and its writes when
+// writes is set (else the server may still answer it, 408 to a late head); under mu. It keeps its place until
+// its server closes it (closed).
+func (l *connTable) kill(t *connTrack, writes bool) {
 	t.killed = true
 	l.closing++
-	// The socket's own deadline is safe to set from any goroutine, and takes effect at once (deadlines.go).
+	// The socket's own deadlines are safe to set from any goroutine, and take effect at once (deadlines.go).
 	_ = t.sock.SetReadDeadline(time.Unix(1, 0))
+	if writes {
+		_ = t.sock.SetWriteDeadline(time.Unix(1, 0))
+	}
 }
 
 func decrement[K comparable](m map[K]int, k K) {
@@ -338,7 +388,7 @@ func (l *connTable) shedOne() {
 			}
 		}
 		if v.t.word.CompareAndSwap(v.word, pack(stateShed, 0)) {
-			l.kill(v.t)
+			l.kill(v.t, false)
 			connsShed.Inc()
 			return
 		}
@@ -375,25 +425,16 @@ func (l *connTable) choose(sample bool) victim {
 	return best
 }
 
-// tickFor is how often the sweeper looks at the table: often enough that a late head is closed within a
-// quarter of the head timeout (half a second at most) past it.
-func tickFor(headTimeout time.Duration) time.Duration {
-	if headTimeout <= 0 {
-		return 250 * time.Millisecond
-	}
-	return min(max(headTimeout/8, 5*time.Millisecond), 250*time.Millisecond)
-}
-
 // now reads the table's clock exactly (the clock field is its reading at the last tick).
 func (l *connTable) now() int64 {
 	return (time.Since(l.start) - time.Duration(l.stalled.Load())).Milliseconds()
 }
 
-// sweep advances the table's clock and closes the connections whose head is late, until stop is closed. A tick
-// that comes more than two ticks after the one before marks a stall: the time beyond one tick is left out of the
-// clock.
+// sweep advances the table's clock and closes the connections past a timeout, until stop is closed. A tick that
+// comes more than two ticks after the one before marks a stall: the time beyond one tick is left out of the
+// clock, so that a stopped process does not take its clients for late.
 func (l *connTable) sweep(stop <-chan struct{}) {
-	every := tickFor(l.headTimeout)
+	every := l.tick()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	last := time.Since(l.start)
@@ -410,28 +451,42 @@ func (l *connTable) sweep(stop <-chan struct{}) {
 		last = ran
 		now := l.now()
 		l.clock.Store(now)
-		if l.headTimeout <= 0 {
-			continue
-		}
-		// A head's start is stamped with the clock of the last tick, up to a tick before its first byte: a tick
-		// more makes sure no head is cut before its time.
-		limit := (l.headTimeout + tickFor(l.headTimeout)).Milliseconds()
-		l.mu.Lock()
-		for _, t := range l.all {
-			w := t.word.Load()
-			// A connection the server has not read yet waits for the server, not for its client: its head, whose
-			// clock runs from the acceptance all the same, is judged once the server has begun to read it.
-			s, since := unpack(w)
-			if s != stateHead || now-since < limit {
-				continue
+		l.expire(now, every.Milliseconds())
+	}
+}
+
+// expire closes the connections past a timeout at the table's clock now. A state's start, and a write's, is
+// stamped with the clock of the last tick, up to a tick before it began: a tick more makes sure none is cut
+// before its time.
+func (l *connTable) expire(now, tick int64) {
+	lim := l.timeouts()
+	if lim == (timeouts{}) {
+		return
+	}
+	past := func(limit, since int64) bool { return limit > 0 && now-since >= limit+tick }
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range l.all {
+		w := t.word.Load()
+		// A connection the server has not read yet (stateNew) waits for the server, not for its client: its
+		// head, whose clock runs from the acceptance all the same, is judged once the server has begun to read it.
+		s, since := unpack(w)
+		var why *metrics.Counter
+		switch {
+		case s == stateHead && past(lim.head, since):
+			why = headTimeouts
+		case s == stateIdle && past(lim.idle, since):
+			why = idleTimeouts
+		case !closedState(s) && lim.write > 0:
+			if began := t.writing.Load(); began > 0 && past(lim.write, began-1) {
+				why = writeTimeouts
 			}
-			if t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
-				l.left(s)
-				headTimeouts.Inc()
-				l.kill(t)
-			}
 		}
-		l.mu.Unlock()
+		if why != nil && t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
+			l.left(s)
+			why.Inc()
+			l.kill(t, why == writeTimeouts)
+		}
 	}
 }
 
@@ -503,8 +558,8 @@ func (g *Gateway) connState(nc net.Conn, s fasthttp.ConnState) {
 	if s != fasthttp.StateIdle {
 		return
 	}
-	if c := connOf(nc); c != nil && c.t != nil {
-		c.t.exchanged(c.t.table.clock.Load())
+	if c := connOf(nc); c != nil {
+		c.endExchange()
 	}
 }
 
@@ -528,6 +583,8 @@ type conn struct {
 	l *connTable
 	// stripe is the connection's stripe of the striped counters (internal/striped) its requests add to.
 	stripe uint32
+	// deadline is whether a read deadline is set (by the handler, for a body): the exchange's end takes it off.
+	deadline bool
 	// The memos are used by the one request the connection serves at a time.
 	auth    authMemo
 	metrics metricsMemo
@@ -559,14 +616,39 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// SetReadDeadline keeps a connection the table closed interrupted: the server sets its own deadlines as it goes.
+// Write stamps the write with the table's clock while it lasts, for the write timeout (connTable.expire).
+func (c *conn) Write(p []byte) (int, error) {
+	t := c.t
+	if t == nil || c.l.writeTimeout <= 0 {
+		return c.Conn.Write(p)
+	}
+	t.writing.Store(c.l.clock.Load() + 1)
+	n, err := c.Conn.Write(p)
+	t.writing.Store(0)
+	return n, err
+}
+
+// SetReadDeadline keeps a connection the table closed interrupted. A deadline the handler sets (body.go) is
+// taken off when the exchange ends (endExchange): the server sets none of its own to replace it.
 func (c *conn) SetReadDeadline(t time.Time) error {
+	c.deadline = !t.IsZero()
 	if c.t != nil {
 		if s, _ := unpack(c.t.word.Load()); closedState(s) {
 			t = time.Unix(1, 0)
 		}
 	}
 	return c.Conn.SetReadDeadline(t)
+}
+
+// endExchange is the end of an exchange on c: a read deadline set for its body goes, and the connection
+// becomes idle in the table.
+func (c *conn) endExchange() {
+	if c.deadline {
+		_ = c.SetReadDeadline(time.Time{})
+	}
+	if c.t != nil {
+		c.t.exchanged(c.t.table.clock.Load())
+	}
 }
 
 func (c *conn) Close() error {

@@ -19,13 +19,13 @@ func (l deadlineListener) Accept() (net.Conn, error) {
 	return &deadlineConn{keepAlive: keepAlive{c}}, nil
 }
 
-// deadlineConn moves a socket's deadlines only when it must. The server sets a read deadline twice and a write
-// deadline once for every request (the idle, read and write timeouts), each a little later than the one before,
-// and every move of a socket deadline is a timer operation in the runtime. The connection remembers the
-// deadline asked for and arms the socket only with an earlier one; when the armed deadline passes first, the
-// read or write is re-armed with the deadline asked for and goes on. A caller sees a timeout exactly when its
-// own deadline has passed, as with a plain connection; the socket's timer fires about once per timeout period
-// instead of being moved three times per request.
+// deadlineConn moves a socket's deadlines only when it must. A paced request body (body.go) moves the read
+// deadline a little later with every read, and every move of a socket deadline is a timer operation in the
+// runtime. The connection remembers the deadline asked for and arms the socket only with an earlier one; when
+// the armed deadline passes first, the read or write is re-armed with the deadline asked for and goes on. A
+// caller sees a timeout exactly when its own deadline has passed, as with a plain connection; the socket's
+// timer fires about once per period instead of being moved with every read. (The server's own timeouts are
+// the connection table's, conns.go: it sets no deadlines.)
 //
 // The deadlines are guarded by a mutex: another goroutine may set one to interrupt a blocked read (a deadline
 // in the past), and that must take effect at once, whatever a concurrent re-arm does.

@@ -57,18 +57,26 @@ func (g *Gateway) expect(ctx *fasthttp.RequestCtx) int {
 	return fasthttp.StatusContinue
 }
 
-// awaitBody pauses x before its body: the body is asked for now, and with a minimum upload rate its first bytes
-// must arrive within the grace (the server reads ahead of the handler), as pacedBody would require.
+// awaitBody pauses x before its body: the body is asked for now, and must arrive within the read timeout
+// (counted from now) and, with a minimum upload rate, its first bytes within the grace (the server reads ahead
+// of the handler), as pacedBody would require. The exchange's end takes the deadline off (conn.endExchange).
 func (g *Gateway) awaitBody(x *exchange) {
 	x.paused = true
 	x.bodyFrom = time.Now()
 	c := x.ctx.Conn()
-	if g.opt.MinUploadRate <= 0 || c == nil {
+	if c == nil {
 		return
 	}
-	d := x.bodyFrom.Add(g.opt.UploadGrace)
-	if g.opt.ReadTimeout > 0 {
-		d = minTime(d, x.bodyFrom.Add(g.opt.ReadTimeout))
+	var d time.Time
+	if g.opt.MinUploadRate > 0 {
+		d = x.bodyFrom.Add(g.opt.UploadGrace)
 	}
-	_ = c.SetReadDeadline(d)
+	if g.opt.ReadTimeout > 0 {
+		if t := x.bodyFrom.Add(g.opt.ReadTimeout); d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	if !d.IsZero() {
+		_ = c.SetReadDeadline(d)
+	}
 }

@@ -121,10 +121,9 @@ func New(opt Options) (*Gateway, error) {
 		ErrorHandler:          g.serverError,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
-		ReadTimeout:           opt.ReadTimeout,
-		WriteTimeout:          opt.WriteTimeout,
-		IdleTimeout:           opt.IdleTimeout,
-		ConnState:             g.connState,
+		// No ReadTimeout, WriteTimeout or IdleTimeout: the connection table holds them (conns.go), on its own
+		// clock, where the server would read the system clock and move a socket deadline three times a request.
+		ConnState: g.connState,
 		// The connection table (conns.go) holds the connections to MaxConns; a connection leaves it when the
 		// server closes it. The server's own bound sits a little above: its worker is free again a moment after
 		// that, and the server must not refuse, meanwhile, a connection the table admitted.
@@ -176,7 +175,8 @@ func (g *Gateway) Serve(ln net.Listener) error {
 // connTable is the connection table (conns.go) of a listener of the gateway.
 func (g *Gateway) connTable(ln net.Listener) *connTable {
 	return newConnTable(ln, connLimits{max: g.opt.MaxConns, perIP: g.opt.MaxConnsPerIP,
-		perPrefix: g.opt.MaxConnsPerPrefix, headTimeout: g.opt.HeaderTimeout}, g.trustedProxies, &g.openConns)
+		perPrefix: g.opt.MaxConnsPerPrefix, headTimeout: g.opt.HeaderTimeout, readTimeout: g.opt.ReadTimeout,
+		writeTimeout: g.opt.WriteTimeout, idleTimeout: g.opt.IdleTimeout}, g.trustedProxies, &g.openConns)
 }
 
 // Shutdown stops accepting, waits for requests in flight until ctx ends, then releases the cache and bus.

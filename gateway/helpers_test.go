@@ -53,11 +53,24 @@ func startGateway(tb testing.TB, opt Options) *testGateway {
 	return &testGateway{Gateway: g, URL: "http://" + addr}
 }
 
+// startExact is startGateway with opt as it is, zero fields included (not over configured).
+func startExact(tb testing.TB, opt Options) *testGateway {
+	tb.Helper()
+	g, addr := runExact(tb, opt, (*Gateway).Serve)
+	return &testGateway{Gateway: g, URL: "http://" + addr}
+}
+
 // runGateway builds a gateway with opt (over configured), runs serve with it on a free loopback port and shuts
 // it down when the test ends. It returns the gateway and the port's address.
 func runGateway(tb testing.TB, opt Options, serve func(*Gateway, net.Listener) error) (*Gateway, string) {
 	tb.Helper()
-	g, err := New(withConfig(opt))
+	return runExact(tb, withConfig(opt), serve)
+}
+
+// runExact is runGateway with opt as it is.
+func runExact(tb testing.TB, opt Options, serve func(*Gateway, net.Listener) error) (*Gateway, string) {
+	tb.Helper()
+	g, err := New(opt)
 	if err != nil {
 		tb.Fatalf("gateway.New: %v", err)
 	}

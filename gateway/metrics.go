@@ -34,6 +34,8 @@ var (
 	refusedFull      = metrics.GetOrCreateCounter(`reqgate_gateway_connections_refused_total{reason="max_conns"}`)
 	connsShed        = metrics.GetOrCreateCounter(`reqgate_gateway_connections_shed_total`)
 	headTimeouts     = metrics.GetOrCreateCounter(`reqgate_gateway_header_timeouts_total`)
+	idleTimeouts     = metrics.GetOrCreateCounter(`reqgate_gateway_connection_timeouts_total{phase="idle"}`)
+	writeTimeouts    = metrics.GetOrCreateCounter(`reqgate_gateway_connection_timeouts_total{phase="write"}`)
 	_                = metrics.GetOrCreateGauge(`reqgate_gateway_connections_open`, func() float64 { return float64(openConns.Load()) })
 
 	// Requests answered instead of forwarded (deadline.go, inflight.go).

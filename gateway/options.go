@@ -85,7 +85,8 @@ type Options struct {
 	// MaxResponseBytes is the largest upstream response body; larger ones give 502; > 0.
 	MaxResponseBytes int
 	// ReadTimeout, WriteTimeout and IdleTimeout are the caller-side server timeouts; 0 = none, as in fasthttp
-	// (an IdleTimeout of 0 is ReadTimeout).
+	// (an IdleTimeout of 0 is ReadTimeout). Serve and ServeTLS hold them in the connection table (conns.go); a
+	// server of the caller's own running Handler sets its own.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 
 	// Cache configures the response cache.

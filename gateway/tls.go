@@ -12,8 +12,8 @@ import (
 // ServeTLS is Serve with TLS terminated on ln, config presenting the certificate (gateway/certs builds one that
 // follows certificate reloads). The connection table (conns.go) counts the raw connections, before any
 // handshake, and refuses one over a cap by closing it (a TLS client could not read the plain-text answers Serve
-// writes). The handshake runs when the server first reads a connection, within the head timeout (counted from
-// the connection's acceptance) and the server's ReadTimeout: a client that opens a connection and sends no
+// writes). The handshake runs when the server first reads a connection, within the head timeout and the read
+// timeout (counted from the connection's acceptance): a client that opens a connection and sends no
 // ClientHello is dropped when the first of them passes. The gateway answers over HTTP/1.1 only; fasthttp has no
 // HTTP/2.
 func (g *Gateway) ServeTLS(ln net.Listener, config *tls.Config) error {
@@ -54,7 +54,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 }
 
 // tlsConn is an accepted TLS connection as the server sees it. Its Handshake and ConnectionState make
-// fasthttp treat it as TLS: the server runs the handshake under its ReadTimeout, and the request's IsTLS is
+// fasthttp treat it as TLS: the server runs the handshake on its first read, and the request's IsTLS is
 // true, so the scheme the gateway reports and forwards (X-Forwarded-Proto) is https. Its conn carries the
 // credential memo; the connection counted by the limit is inside the TLS connection and gives its place back
 // when the TLS connection closes.
@@ -62,6 +62,9 @@ type tlsConn struct {
 	conn
 	tls *tls.Conn
 }
+
+// Write writes through TLS; the write timeout stamps the connection beneath, which TLS writes to (conn.Write).
+func (c *tlsConn) Write(p []byte) (int, error) { return c.conn.Conn.Write(p) }
 
 // Handshake runs the TLS handshake. A client that sent plain HTTP to the TLS port gets a plain-text 400
 // saying so, as net/http answers it, instead of a connection closed without a word.

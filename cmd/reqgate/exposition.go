@@ -100,6 +100,7 @@ var families = map[string]family{
 	"reqgate_gateway_connections_shed_total":     {"counter", "Connections waiting for a request head or idle that were closed, near server.max_conns, to make room for a new one."},
 	"reqgate_gateway_connections_open":           {"gauge", "Client connections open on the public listener."},
 	"reqgate_gateway_header_timeouts_total":      {"counter", "Connections closed with 408 because a request head did not arrive within server.header_timeout."},
+	"reqgate_gateway_connection_timeouts_total":  {"counter", "Connections closed idle for server.idle_timeout (phase idle), or because a write did not complete within server.write_timeout (phase write)."},
 	"reqgate_gateway_connection_errors_total":    {"counter", "Connections the server stopped serving on a client's error: a request it could not parse, a failed TLS handshake."},
 	"reqgate_gateway_body_budget_refused_total":  {"counter", "Request bodies refused with 503 because server.body_budget was spent."},
 	"reqgate_gateway_body_share_refused_total":   {"counter", "Request bodies refused with 503 because their account's or client address's share of the budget (server.body_share) was held, by key."},
