@@ -15,9 +15,19 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
+
+// Remove deletes the binary Binary built, if any. A package whose tests use Binary calls it from TestMain after
+// m.Run: each test process builds its own copy (some 50 MB), which would otherwise stay in the temporary
+// directory after every run.
+func Remove() {
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+}
 
 // Binary builds cmd/reqgate once per test run and returns its path. It is built without the race detector,
 // whatever the test binary is: what runs is the binary an operator runs.
@@ -32,7 +42,7 @@ func Binary(tb testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "reqgate")
+		binDir, binPath = dir, filepath.Join(dir, "reqgate")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/reqgate/reqgate/cmd/reqgate").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
