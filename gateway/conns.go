@@ -155,8 +155,10 @@ type connTrack struct {
 	net    netip.Prefix
 	count  bool // counted per address and network
 	killed bool // closed by the table (under mu)
-	sock   net.Conn
-	table  *connTable
+	// writesKilled: its writes interrupted too, for the write timeout (under mu).
+	writesKilled bool
+	sock         net.Conn
+	table        *connTable
 
 	// writing is the table's clock plus one when a write to the connection began that has not returned; 0:
 	// none. Set by the serving goroutine, read by the sweeper.
@@ -328,15 +330,19 @@ func (l *connTable) release(t *connTrack) {
 	}
 }
 
-// kill closes t, whose state word it has just set to closed, and interrupts its reads, and its writes when
-// writes is set (else the server may still answer it, 408 to a late head); under mu. It keeps its place until
-// its server closes it (closed).
+// kill closes t, whose state word it has just set to closed (or found closed), and interrupts its reads, and
+// its writes when writes is set (else the server may still answer it, 408 to a late head); under mu. It keeps
+// its place until its server closes it (closed). A connection closed for a late head may be killed again for
+// a write that then does not complete: its writes are interrupted then.
 func (l *connTable) kill(t *connTrack, writes bool) {
-	t.killed = true
-	l.closing++
 	// The socket's own deadlines are safe to set from any goroutine, and take effect at once (deadlines.go).
-	_ = t.sock.SetReadDeadline(time.Unix(1, 0))
-	if writes {
+	if !t.killed {
+		t.killed = true
+		l.closing++
+		_ = t.sock.SetReadDeadline(time.Unix(1, 0))
+	}
+	if writes && !t.writesKilled {
+		t.writesKilled = true
 		_ = t.sock.SetWriteDeadline(time.Unix(1, 0))
 	}
 }
@@ -468,24 +474,33 @@ func (l *connTable) expire(now, tick int64) {
 	defer l.mu.Unlock()
 	for _, t := range l.all {
 		w := t.word.Load()
+		s, since := unpack(w)
+		// A write that does not complete: whatever the connection's state, closed by the table included (its
+		// server may be writing the 408 of a late head, or the 503 of a shed connection, to a client that
+		// reads nothing).
+		if began := t.writing.Load(); began > 0 && !t.writesKilled && past(lim.write, began-1) {
+			if closedState(s) || t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
+				if !closedState(s) {
+					l.left(s)
+				}
+				writeTimeouts.Inc()
+				l.kill(t, true)
+			}
+			continue
+		}
 		// A connection the server has not read yet (stateNew) waits for the server, not for its client: its
 		// head, whose clock runs from the acceptance all the same, is judged once the server has begun to read it.
-		s, since := unpack(w)
 		var why *metrics.Counter
 		switch {
 		case s == stateHead && past(lim.head, since):
 			why = headTimeouts
 		case s == stateIdle && past(lim.idle, since):
 			why = idleTimeouts
-		case !closedState(s) && lim.write > 0:
-			if began := t.writing.Load(); began > 0 && past(lim.write, began-1) {
-				why = writeTimeouts
-			}
 		}
 		if why != nil && t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
 			l.left(s)
 			why.Inc()
-			l.kill(t, why == writeTimeouts)
+			l.kill(t, false)
 		}
 	}
 }

@@ -19,14 +19,16 @@ import (
 
 // TestTableTimeouts checks the connection table's sweep against the server's timeouts on the table's own clock:
 // a head is judged by the shorter of the head and read timeouts, an idle connection by the idle timeout (the
-// read timeout when none), a write that has not returned by the write timeout; each a tick after its limit,
-// never before; a connection being served, or not yet read, is left alone however old.
+// read timeout when none), a write that has not returned by the write timeout, on a connection the table has
+// closed before too (the 408 of a late head, written to a client that reads nothing); each a tick after its
+// limit, never before; a connection being served, or not yet read, is left alone however old.
 func TestTableTimeouts(t *testing.T) {
 	const tick = 10 // ms
 	type conn struct {
 		state   uint64
 		since   int64 // ms
-		writing int64 // ms since the write began; -1: none
+		writing int64 // when the write began, ms; -1: none
+		killed  bool  // closed by the table before (a late head), reads interrupted
 	}
 	for _, tc := range []struct {
 		name   string
@@ -36,20 +38,22 @@ func TestTableTimeouts(t *testing.T) {
 		closed bool
 		writes bool // its writes interrupted too
 	}{
-		{"head within the head timeout", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1}, 1000, false, false},
-		{"head late", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1}, 1010, true, false},
-		{"head late by the read timeout", connLimits{headTimeout: time.Minute, readTimeout: time.Second}, conn{stateHead, 0, -1}, 1010, true, false},
-		{"head, read timeout only", connLimits{readTimeout: time.Second}, conn{stateHead, 0, -1}, 1010, true, false},
-		{"head, no timeouts", connLimits{}, conn{stateHead, 0, -1}, 1 << 40, false, false},
-		{"idle within", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1}, 59_000, false, false},
-		{"idle late", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1}, 60_010, true, false},
-		{"idle late by the read timeout", connLimits{readTimeout: time.Second}, conn{stateIdle, 0, -1}, 1010, true, false},
-		{"served long", connLimits{headTimeout: time.Second, readTimeout: time.Second, idleTimeout: time.Second, writeTimeout: time.Second}, conn{stateServing, 0, -1}, 1 << 40, false, false},
-		{"not yet read", connLimits{headTimeout: time.Second, readTimeout: time.Second}, conn{stateNew, 0, -1}, 1 << 40, false, false},
-		{"write within", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500}, 1500, false, false},
-		{"write late", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500}, 1510, true, true},
-		{"write late, idle state", connLimits{writeTimeout: time.Second, idleTimeout: time.Hour}, conn{stateIdle, 1000, 500}, 1510, true, true},
-		{"write, no write timeout", connLimits{readTimeout: time.Hour}, conn{stateServing, 0, 0}, 1 << 40, false, false},
+		{"head within the head timeout", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1, false}, 1000, false, false},
+		{"head late", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head late by the read timeout", connLimits{headTimeout: time.Minute, readTimeout: time.Second}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head, read timeout only", connLimits{readTimeout: time.Second}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head, no timeouts", connLimits{}, conn{stateHead, 0, -1, false}, 1 << 40, false, false},
+		{"idle within", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1, false}, 59_000, false, false},
+		{"idle late", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1, false}, 60_010, true, false},
+		{"idle late by the read timeout", connLimits{readTimeout: time.Second}, conn{stateIdle, 0, -1, false}, 1010, true, false},
+		{"served long", connLimits{headTimeout: time.Second, readTimeout: time.Second, idleTimeout: time.Second, writeTimeout: time.Second}, conn{stateServing, 0, -1, false}, 1 << 40, false, false},
+		{"not yet read", connLimits{headTimeout: time.Second, readTimeout: time.Second}, conn{stateNew, 0, -1, false}, 1 << 40, false, false},
+		{"write within", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500, false}, 1500, false, false},
+		{"write late", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500, false}, 1510, true, true},
+		{"write late, idle state", connLimits{writeTimeout: time.Second, idleTimeout: time.Hour}, conn{stateIdle, 1000, 500, false}, 1510, true, true},
+		{"write, no write timeout", connLimits{readTimeout: time.Hour}, conn{stateServing, 0, 0, false}, 1 << 40, false, false},
+		{"write late after a late head", connLimits{headTimeout: time.Second, writeTimeout: time.Second}, conn{stateClosed, 0, 2000, true}, 3010, true, true},
+		{"write within after a late head", connLimits{headTimeout: time.Second, writeTimeout: time.Second}, conn{stateClosed, 0, 2000, true}, 3000, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server, _ := tcpPair(t)
@@ -61,6 +65,9 @@ func TestTableTimeouts(t *testing.T) {
 			}
 			l.mu.Lock()
 			l.add(tr)
+			if tc.c.killed {
+				l.kill(tr, false)
+			}
 			l.mu.Unlock()
 			t.Cleanup(func() { l.mu.Lock(); l.release(tr); l.mu.Unlock() })
 			l.expire(tc.now, tick)
