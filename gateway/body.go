@@ -231,10 +231,3 @@ func drainBody(ctx *fasthttp.RequestCtx) {
 func (g *Gateway) tooLarge(x *exchange) {
 	g.respondError(x, fasthttp.StatusRequestEntityTooLarge, bodyTooLargeMessage(g.opt.MaxBodyBytes))
 }
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
