@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,6 +199,179 @@ func BenchmarkDeadlines(b *testing.B) {
 				_ = c.SetReadDeadline(now.Add(60 * time.Second))
 				_ = c.SetReadDeadline(now.Add(30 * time.Second))
 				_ = c.SetWriteDeadline(now.Add(30 * time.Second))
+			}
+		})
+	}
+}
+
+// TestTableTimeouts checks the connection table's sweep against the server's timeouts on the table's own clock:
+// a head is judged by the shorter of the head and read timeouts, an idle connection by the idle timeout (the
+// read timeout when none), a write that has not returned by the write timeout, on a connection the table has
+// closed before too (the 408 of a late head, written to a client that reads nothing); each a tick after its
+// limit, never before; a connection being served, or not yet read, is left alone however old.
+func TestTableTimeouts(t *testing.T) {
+	const tick = 10 // ms
+	type conn struct {
+		state   uint64
+		since   int64 // ms
+		writing int64 // when the write began, ms; -1: none
+		killed  bool  // closed by the table before (a late head), reads interrupted
+	}
+	for _, tc := range []struct {
+		name   string
+		lim    connLimits
+		c      conn
+		now    int64
+		closed bool
+		writes bool // its writes interrupted too
+	}{
+		{"head within the head timeout", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1, false}, 1000, false, false},
+		{"head late", connLimits{headTimeout: time.Second, readTimeout: time.Minute}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head late by the read timeout", connLimits{headTimeout: time.Minute, readTimeout: time.Second}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head, read timeout only", connLimits{readTimeout: time.Second}, conn{stateHead, 0, -1, false}, 1010, true, false},
+		{"head, no timeouts", connLimits{}, conn{stateHead, 0, -1, false}, 1 << 40, false, false},
+		{"idle within", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1, false}, 59_000, false, false},
+		{"idle late", connLimits{readTimeout: time.Second, idleTimeout: time.Minute}, conn{stateIdle, 0, -1, false}, 60_010, true, false},
+		{"idle late by the read timeout", connLimits{readTimeout: time.Second}, conn{stateIdle, 0, -1, false}, 1010, true, false},
+		{"served long", connLimits{headTimeout: time.Second, readTimeout: time.Second, idleTimeout: time.Second, writeTimeout: time.Second}, conn{stateServing, 0, -1, false}, 1 << 40, false, false},
+		{"not yet read", connLimits{headTimeout: time.Second, readTimeout: time.Second}, conn{stateNew, 0, -1, false}, 1 << 40, false, false},
+		{"write within", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500, false}, 1500, false, false},
+		{"write late", connLimits{writeTimeout: time.Second}, conn{stateServing, 0, 500, false}, 1510, true, true},
+		{"write late, idle state", connLimits{writeTimeout: time.Second, idleTimeout: time.Hour}, conn{stateIdle, 1000, 500, false}, 1510, true, true},
+		{"write, no write timeout", connLimits{readTimeout: time.Hour}, conn{stateServing, 0, 0, false}, 1 << 40, false, false},
+		{"write late after a late head", connLimits{headTimeout: time.Second, writeTimeout: time.Second}, conn{stateClosed, 0, 2000, true}, 3010, true, true},
+		{"write within after a late head", connLimits{headTimeout: time.Second, writeTimeout: time.Second}, conn{stateClosed, 0, 2000, true}, 3000, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, _ := tcpPair(t)
+			l := newConnTable(nil, tc.lim, nil, new(atomic.Int64))
+			tr := &connTrack{sock: server, table: l}
+			tr.word.Store(pack(tc.c.state, tc.c.since))
+			if tc.c.writing >= 0 {
+				tr.writing.Store(tc.c.writing + 1)
+			}
+			l.mu.Lock()
+			l.add(tr)
+			if tc.c.killed {
+				l.kill(tr, false)
+			}
+			l.mu.Unlock()
+			t.Cleanup(func() { l.mu.Lock(); l.release(tr); l.mu.Unlock() })
+			l.expire(tc.now, tick)
+			s, _ := unpack(tr.word.Load())
+			if got := s == stateClosed; got != tc.closed {
+				t.Fatalf("closed = %v, want %v", got, tc.closed)
+			}
+			if !tc.closed {
+				return
+			}
+			// Closed: a read fails at once; a write fails too when writes were interrupted, else the server may
+			// still answer (a 408 to a late head).
+			if _, err := server.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("read after the close: %v, want a timeout", err)
+			}
+			_, err := server.Write([]byte("x"))
+			if got := errors.Is(err, os.ErrDeadlineExceeded); got != tc.writes {
+				t.Errorf("write after the close: %v; interrupted = %v, want %v", err, got, tc.writes)
+			}
+		})
+	}
+}
+
+// TestWriteTimeoutDropsNonReader plays a client that sends request after request on one connection and never
+// reads the answers: once the socket's buffers are full the gateway's write blocks, and the write timeout
+// closes the connection instead of leaving it held for good.
+func TestWriteTimeoutDropsNonReader(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	c := coretest.Start(t, coretest.Options{})
+	opt := cachedOptions(c)
+	opt.WriteTimeout, opt.ReadTimeout, opt.IdleTimeout = writeTimeout, time.Hour, time.Hour
+	gw := startGateway(t, opt)
+	before := writeTimeouts.Get()
+
+	// A small receive buffer, set before the connection is made, fills with the first few answers.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	nc, err := d.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	const requests = 20000
+	go func() {
+		_, _ = io.WriteString(nc, strings.Repeat("GET /healthz HTTP/1.1\r\nHost: gw.test\r\n\r\n", requests))
+	}()
+	time.Sleep(5 * writeTimeout) // the client reads nothing meanwhile
+
+	// Closed by the gateway: what it had written is read, then the end (or a reset), well before the gateway's
+	// hour-long read and idle timeouts. Left open, the gateway would answer every request and wait.
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(nc)
+	answered := 0
+	for ; ; answered++ {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the connection is still open after %d answers", answered)
+			}
+			break
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	if answered >= requests {
+		t.Fatalf("all %d requests were answered: the writes never blocked, the test shows nothing", answered)
+	}
+	if writeTimeouts.Get() == before {
+		t.Error("reqgate_gateway_connection_timeouts_total{phase=\"write\"} did not count the connection")
+	}
+}
+
+// TestBodyDeadlineEndsWithExchange checks that the read deadline set while a request body is read (its read
+// timeout, and with a minimum upload rate the rate's) ends with the exchange: the server sets no deadline of its
+// own for the next request, so a deadline left behind would close the kept-alive connection under the next
+// request that comes after it.
+func TestBodyDeadlineEndsWithExchange(t *testing.T) {
+	const readTimeout = 300 * time.Millisecond
+	for _, rate := range []int64{0, 1} {
+		t.Run(map[int64]string{0: "read timeout", 1: "upload rate"}[rate], func(t *testing.T) {
+			c := coretest.Start(t, coretest.Options{})
+			opt := cachedOptions(c)
+			opt.ReadTimeout, opt.IdleTimeout, opt.MinUploadRate, opt.UploadGrace = readTimeout, time.Hour, rate, readTimeout
+			if rate == 0 {
+				opt.UploadGrace = 0
+			}
+			gw := startExact(t, opt)
+			nc, err := net.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			br := bufio.NewReader(nc)
+			const body = `<requirement><fields><field><name>field_101</name><value>kept alive</value></field></fields></requirement>`
+			exchange := func(req string) int {
+				t.Helper()
+				if _, err := io.WriteString(nc, req); err != nil {
+					t.Fatal(err)
+				}
+				_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+				res, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("no answer on the kept-alive connection: %v", err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res.StatusCode
+			}
+			auth := "Authorization: Basic ZGVtbzpkZW1v\r\n" // demo:demo
+			if s := exchange("PUT /api2/demo/re/1 HTTP/1.1\r\nHost: gw.test\r\n" + auth +
+				"Content-Type: application/xml\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body); s != http.StatusOK {
+				t.Fatalf("PUT = %d, want 200", s)
+			}
+			time.Sleep(3 * readTimeout) // past the body's deadline, well within the idle timeout
+			if s := exchange("GET /api2/demo/re/1 HTTP/1.1\r\nHost: gw.test\r\n" + auth + "\r\n"); s != http.StatusOK {
+				t.Fatalf("GET after the pause = %d, want 200", s)
 			}
 		})
 	}
