@@ -211,19 +211,28 @@ steal_pct() { steal_mark | awk -v s0="${1% *}" -v t0="${1#* }" '{ printf "%.1f",
 nginx_pids() { local m; m=$(cat "$TMP/nginx.pid"); echo "$m $(pgrep -P "$m" | tr '\n' ' ')"; }
 varnish_pids() { local m; m=$(cat "$TMP/varnish.pid"); echo "$m $(pgrep -P "$m" | tr '\n' ' ')"; }
 load() { cut -d' ' -f1 /proc/loadavg; }
+# machine_ticks: "busy idle" ticks of all CPUs so far (busy: user, nice, system, irq, softirq, steal; idle: idle,
+# iowait). A request's time on the whole machine is its server's CPU, the rest of the busy time (the load
+# generator above all) and the idle time: where req/s differ at equal server CPU, the other two say why.
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 
-run() { # name conns url "pids serving" [wrk args]; sets RPS, US (server CPU microseconds per request), P99
+run() { # name conns url "pids serving" [wrk args]; sets RPS, US (server CPU microseconds per request), P99,
+  # REST (the rest of the machine's busy CPU per request: wrk, the kernel's work not charged to a process, any
+  # other process) and IDLE (its idle CPU per request)
   local name=$1 conns=$2 url=$3 pids=$4; shift 4
-  local before after out n mark
-  before=$(cpu_ticks $pids) mark=$(steal_mark)
+  local before after out n mark m0 m1
+  before=$(cpu_ticks $pids) mark=$(steal_mark) m0=$(machine_ticks)
   out=$("${LOAD[@]}" wrk -t1 -c"$conns" -d"$DUR" --latency -H "$AUTH" "$@" "$url")
-  after=$(cpu_ticks $pids) STEAL=$(steal_pct "$mark")
+  after=$(cpu_ticks $pids) STEAL=$(steal_pct "$mark") m1=$(machine_ticks)
   RPS=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   n=$(awk '/requests in/ {print $1}' <<<"$out")
   P99=$(awk '$1=="99%" {print $2}' <<<"$out")
   US=$(awk -v n="$n" -v t="$(( after - before ))" 'BEGIN { printf "%.2f", t * 10000 / n }')
+  REST=$(awk -v n="$n" -v t="$(( ${m1% *} - ${m0% *} - (after - before) ))" 'BEGIN { printf "%.2f", t * 10000 / n }')
+  IDLE=$(awk -v n="$n" -v t="$(( ${m1#* } - ${m0#* } ))" 'BEGIN { printf "%.2f", t * 10000 / n }')
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses"; grep Non-2xx <<<"$out"; fi
-  printf '  %-8s c=%-3s %10s req/s  p99 %-9s %6s us server CPU per request  (steal %s%%, load %s)\n' "$name" "$conns" "$RPS" "$P99" "$US" "$STEAL" "$(load)"
+  printf '  %-8s c=%-3s %10s req/s  p99 %-9s %6s us server CPU per request, the rest %s us, idle %s us  (steal %s%%, load %s)\n' \
+    "$name" "$conns" "$RPS" "$P99" "$US" "$REST" "$IDLE" "$STEAL" "$(load)"
 }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / b }'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -243,7 +252,7 @@ else
 fi
 echo "wrk -t1 -c64 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 R_NGX=() R_VRN=() R_CPU=() R_NCPU=() R_RL=() R_JSON=() R_BR=() HITS=() STEALS=()
-C_US=() N_US=() V_US=() H_US=()
+C_US=() N_US=() V_US=() H_US=() C_REST=() N_REST=() H_REST=() C_IDLE=() N_IDLE=() H_IDLE=()
 for round in $(seq "$PAIRS"); do
   echo "round $round:"
   # The four compared servers take turns at going first: a server run right after another inherits its
@@ -252,10 +261,10 @@ for round in $(seq "$PAIRS"); do
   order=(ceiling nginx varnish hit)
   for i in 0 1 2 3; do
     case ${order[$(((i + round - 1) % 4))]} in
-    ceiling) run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US; STEALS+=("$STEAL") C_US+=("$US") ;;
-    nginx) run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS NU=$US; STEALS+=("$STEAL") N_US+=("$US") ;;
+    ceiling) run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US; STEALS+=("$STEAL") C_US+=("$US") C_REST+=("$REST") C_IDLE+=("$IDLE") ;;
+    nginx) run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS NU=$US; STEALS+=("$STEAL") N_US+=("$US") N_REST+=("$REST") N_IDLE+=("$IDLE") ;;
     varnish) run varnish 64 "http://$VRN$PATH_" "$(varnish_pids)"; VR=$RPS; STEALS+=("$STEAL") V_US+=("$US") ;;
-    hit) run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US; STEALS+=("$STEAL") H_US+=("$US") ;;
+    hit) run hit 64 "http://$GW$PATH_" "$GW_PID"; HR=$RPS HU=$US; STEALS+=("$STEAL") H_US+=("$US") H_REST+=("$REST") H_IDLE+=("$IDLE") ;;
     esac
   done
   R_NGX+=("$(pct "$HR" "$NR")") R_VRN+=("$(pct "$HR" "$VR")") R_CPU+=("$(ratio "$HU" "$CU")") R_NCPU+=("$(ratio "$HU" "$NU")") HITS+=("$HR")
@@ -273,6 +282,8 @@ echo "$LAYOUT, median of $PAIRS rounds (the rounds' spread in brackets):"
 echo "  hit / nginx $(median "${R_NGX[@]}")% ($(span "${R_NGX[@]}")%; target >= 100%), hit / varnish $(median "${R_VRN[@]}")% ($(span "${R_VRN[@]}")%)"
 echo "  hit CPU per request / nginx's $(median "${R_NCPU[@]}")x ($(span "${R_NCPU[@]}")x; target <= 1), / ceiling's $(median "${R_CPU[@]}")x ($(span "${R_CPU[@]}")x; target <= 1.3x)"
 echo "  server CPU per request, us: ceiling $(median "${C_US[@]}") ($(span "${C_US[@]}")), nginx $(median "${N_US[@]}") ($(span "${N_US[@]}")), varnish $(median "${V_US[@]}") ($(span "${V_US[@]}")), hit $(median "${H_US[@]}") ($(span "${H_US[@]}"))"
+echo "  the rest of the machine per request (wrk, the kernel's own), us: ceiling $(median "${C_REST[@]}") ($(span "${C_REST[@]}")), nginx $(median "${N_REST[@]}") ($(span "${N_REST[@]}")), hit $(median "${H_REST[@]}") ($(span "${H_REST[@]}"))"
+echo "  idle CPU per request, us: ceiling $(median "${C_IDLE[@]}") ($(span "${C_IDLE[@]}")), nginx $(median "${N_IDLE[@]}") ($(span "${N_IDLE[@]}")), hit $(median "${H_IDLE[@]}") ($(span "${H_IDLE[@]}"))"
 if [ "$LAYOUT" = pinned ]; then
   echo "  redis policy / hit $(median "${R_RL[@]}")% (target >= 85%), json / xml $(median "${R_JSON[@]}")% (target >= 97%),"
   echo "  brotli hit / plain hit $(median "${R_BR[@]}")% (target >= 90%)"
