@@ -62,8 +62,8 @@ func (lim connLimits) timeouts() timeouts {
 	return timeouts{head: head.Milliseconds(), idle: idle.Milliseconds(), write: lim.writeTimeout.Milliseconds()}
 }
 
-// tick is how often the sweeper looks at the table: often enough that a connection is closed within an eighth
-// of its timeout (a quarter second at most) past it.
+// tick is how often the sweeper looks at the table, an eighth of the shortest timeout (a quarter second at most):
+// a connection is closed within two ticks past its timeout (one for the stamp of its state, one for the sweep).
 func (lim connLimits) tick() time.Duration {
 	shortest := time.Duration(0)
 	for _, d := range []time.Duration{lim.headTimeout, lim.readTimeout, lim.writeTimeout, lim.idleTimeout} {
