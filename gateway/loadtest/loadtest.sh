@@ -292,7 +292,8 @@ echo "  CPU stolen by the host during the ceiling, nginx, varnish and hit runs: 
 
 # Where the CPU goes, counted rather than timed (counts hold when the machine is busy, times do not): one more
 # wrk run per server under `perf stat` with the kernel's tracepoints, per request: system calls, context switches
-# (the server's threads leaving a CPU), wake-ups of its threads, futex calls (Go's scheduler waking or parking a
+# (the server's threads leaving a CPU), wake-ups its threads perform (of wrk, above all, when a response lands,
+# and of the server's own threads), futex calls (Go's scheduler waking or parking a
 # thread), nanosleeps (Go's sysmon thread, which sleeps 20 us at a time while it finds Ps to retake from system
 # calls) and epoll waits. EVENTS=0 skips it; it needs perf (Debian's linux-perf) and tracepoints (root).
 if [ "${EVENTS:-1}" = 1 ] && command -v perf >/dev/null && perf stat -e sched:sched_switch true >/dev/null 2>&1; then
