@@ -280,20 +280,33 @@ func TestTableTimeouts(t *testing.T) {
 
 // TestWriteTimeoutDropsNonReader plays a client that sends request after request on one connection and never
 // reads the answers: once the socket's buffers are full the gateway's write blocks, and the write timeout
-// closes the connection instead of leaving it held for good.
+// closes the connection instead of leaving it held for good. Over TLS: TestWriteTimeoutDropsNonReaderTLS.
 func TestWriteTimeoutDropsNonReader(t *testing.T) {
-	const writeTimeout = 300 * time.Millisecond
-	c := coretest.Start(t, coretest.Options{})
-	opt := cachedOptions(c)
-	opt.WriteTimeout, opt.ReadTimeout, opt.IdleTimeout = writeTimeout, time.Hour, time.Hour
+	opt := nonReaderOptions(t)
 	gw := startGateway(t, opt)
-	before := writeTimeouts.Get()
+	checkNonReaderDropped(t, opt.WriteTimeout, func(d *net.Dialer) (net.Conn, error) {
+		return d.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+	})
+}
 
+// nonReaderOptions are the gateway's options for checkNonReaderDropped: a short write timeout, hour-long read
+// and idle timeouts.
+func nonReaderOptions(t *testing.T) Options {
+	opt := cachedOptions(coretest.Start(t, coretest.Options{}))
+	opt.WriteTimeout, opt.ReadTimeout, opt.IdleTimeout = 300*time.Millisecond, time.Hour, time.Hour
+	return opt
+}
+
+// checkNonReaderDropped dials the gateway with dial, sends 20,000 requests on the connection and reads nothing
+// for five write timeouts; then the gateway must have closed the connection, having answered only some of them,
+// and counted it.
+func checkNonReaderDropped(t *testing.T, writeTimeout time.Duration, dial func(*net.Dialer) (net.Conn, error)) {
+	before := writeTimeouts.Get()
 	// A small receive buffer, set before the connection is made, fills with the first few answers.
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}}
-	nc, err := d.Dial("tcp", strings.TrimPrefix(gw.URL, "http://"))
+	nc, err := dial(&d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,21 @@ func startTLSGateway(tb testing.TB, opt Options, h *certs.Holder) string {
 	return "https://" + addr
 }
 
+// TestWriteTimeoutDropsNonReaderTLS is TestWriteTimeoutDropsNonReader over TLS, where the server writes through
+// the TLS connection to the socket beneath it.
+func TestWriteTimeoutDropsNonReaderTLS(t *testing.T) {
+	pair := certstest.Write(t, t.TempDir(), "gw")
+	h, err := certs.Load(pair.CertFile, pair.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := nonReaderOptions(t)
+	base := startTLSGateway(t, opt, h)
+	checkNonReaderDropped(t, opt.WriteTimeout, func(d *net.Dialer) (net.Conn, error) {
+		return tls.DialWithDialer(d, "tcp", strings.TrimPrefix(base, "https://"), &tls.Config{RootCAs: pair.Pool()})
+	})
+}
+
 // tlsClient is an HTTP client that trusts roots, on a new connection for every request.
 func tlsClient(roots *x509.CertPool) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
