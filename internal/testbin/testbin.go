@@ -15,7 +15,6 @@ import (
 
 var (
 	buildOnce sync.Once
-	binDir    string
 	binPath   string
 	buildErr  error
 )
@@ -24,8 +23,8 @@ var (
 // m.Run: each test process builds its own copy (some 50 MB), which would otherwise stay in the temporary
 // directory after every run.
 func Remove() {
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
 	}
 }
 
@@ -42,7 +41,7 @@ func Binary(tb testing.TB) string {
 			buildErr = err
 			return
 		}
-		binDir, binPath = dir, filepath.Join(dir, "reqgate")
+		binPath = filepath.Join(dir, "reqgate")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/reqgate/reqgate/cmd/reqgate").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
