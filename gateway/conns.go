@@ -51,10 +51,7 @@ type timeouts struct {
 // and move a socket deadline for every request, where the table's clock costs a request an atomic load. A
 // request's body is read under deadlines the handler sets (body.go).
 func (lim connLimits) timeouts() timeouts {
-	head := lim.readTimeout
-	if lim.headTimeout > 0 && (head <= 0 || lim.headTimeout < head) {
-		head = lim.headTimeout
-	}
+	head := shortest(lim.headTimeout, lim.readTimeout)
 	idle := lim.idleTimeout
 	if idle <= 0 {
 		idle = lim.readTimeout
@@ -65,16 +62,22 @@ func (lim connLimits) timeouts() timeouts {
 // tick is how often the sweeper looks at the table, an eighth of the shortest timeout (a quarter second at most):
 // a connection is closed within two ticks past its timeout (one for the stamp of its state, one for the sweep).
 func (lim connLimits) tick() time.Duration {
-	shortest := time.Duration(0)
-	for _, d := range []time.Duration{lim.headTimeout, lim.readTimeout, lim.writeTimeout, lim.idleTimeout} {
-		if d > 0 && (shortest == 0 || d < shortest) {
-			shortest = d
-		}
-	}
-	if shortest <= 0 {
+	d := shortest(lim.headTimeout, lim.readTimeout, lim.writeTimeout, lim.idleTimeout)
+	if d <= 0 {
 		return 250 * time.Millisecond
 	}
-	return min(max(shortest/8, 5*time.Millisecond), 250*time.Millisecond)
+	return min(max(d/8, 5*time.Millisecond), 250*time.Millisecond)
+}
+
+// shortest is the shortest of the timeouts ds that are set (> 0); 0 when none is.
+func shortest(ds ...time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		if d > 0 && (m == 0 || d < m) {
+			m = d
+		}
+	}
+	return m
 }
 
 // connTable is the listener of the public port: it keeps a record of every connection it accepted and is where
@@ -479,13 +482,14 @@ func (l *connTable) expire(now, tick int64) {
 		// server may be writing the 408 of a late head, or the 503 of a shed connection, to a client that
 		// reads nothing).
 		if began := t.writing.Load(); began > 0 && !t.writesKilled && past(lim.write, began-1) {
-			if closedState(s) || t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
-				if !closedState(s) {
-					l.left(s)
+			if !closedState(s) {
+				if !t.word.CompareAndSwap(w, pack(stateClosed, 0)) {
+					continue // its state moved meanwhile: judged again at the next tick
 				}
-				writeTimeouts.Inc()
-				l.kill(t, true)
+				l.left(s)
 			}
+			writeTimeouts.Inc()
+			l.kill(t, true)
 			continue
 		}
 		// A connection the server has not read yet (stateNew) waits for the server, not for its client: its
