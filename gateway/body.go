@@ -163,13 +163,7 @@ func (g *Gateway) pace(x *exchange, r io.Reader, from time.Time) *pacedBody {
 }
 
 func (p *pacedBody) Read(b []byte) (int, error) {
-	d, byRate := p.last, false
-	if p.rate > 0 {
-		d, byRate = p.from.Add(p.grace+time.Duration(p.n*int64(time.Second)/p.rate)), true
-		if !p.last.IsZero() && p.last.Before(d) {
-			d, byRate = p.last, false
-		}
-	}
+	d, byRate := uploadDeadline(p.from, p.grace, p.rate, p.n, p.last)
 	if !d.Equal(p.deadline) {
 		if err := p.conn.SetReadDeadline(d); err != nil {
 			return 0, err
@@ -179,6 +173,20 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.n += int64(n)
 	return n, err
+}
+
+// uploadDeadline is when a body whose reading began at from must have delivered n bytes: from + grace +
+// n/rate with a minimum upload rate (rate > 0), but never past last, the read timeout's deadline (zero: none);
+// zero when neither holds. byRate reports that the rate's deadline is the earlier.
+func uploadDeadline(from time.Time, grace time.Duration, rate, n int64, last time.Time) (d time.Time, byRate bool) {
+	if rate <= 0 {
+		return last, false
+	}
+	d = from.Add(grace + time.Duration(n*int64(time.Second)/rate))
+	if !last.IsZero() && last.Before(d) {
+		return last, false
+	}
+	return d, true
 }
 
 // late reports whether the deadline in force has passed: a read that failed then failed for want of time

@@ -67,16 +67,11 @@ func (g *Gateway) awaitBody(x *exchange) {
 	if c == nil {
 		return
 	}
-	var d time.Time
-	if g.opt.MinUploadRate > 0 {
-		d = x.bodyFrom.Add(g.opt.UploadGrace)
-	}
+	var last time.Time
 	if g.opt.ReadTimeout > 0 {
-		if t := x.bodyFrom.Add(g.opt.ReadTimeout); d.IsZero() || t.Before(d) {
-			d = t
-		}
+		last = x.bodyFrom.Add(g.opt.ReadTimeout)
 	}
-	if !d.IsZero() {
+	if d, _ := uploadDeadline(x.bodyFrom, g.opt.UploadGrace, g.opt.MinUploadRate, 0, last); !d.IsZero() {
 		_ = c.SetReadDeadline(d)
 	}
 }
