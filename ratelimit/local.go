@@ -123,8 +123,7 @@ func (s *localStore) fast(q *query, c *cell) (verdict, bool) {
 		tats := [1]int64{old}
 		ok, delay, retry := decide(now, ps[:], tats[:], q.states)
 		if !ok || !q.commit || c.tat.CompareAndSwap(old, tats[0]) {
-			return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay,
-				known: true}, true
+			return gcraVerdict(now, ok, delay, retry), true
 		}
 	}
 	return verdict{}, false
@@ -186,6 +185,11 @@ func (s *localStore) locked(q *query) verdict {
 		s.shards[i].sweep(now)
 		s.shards[i].mu.Unlock()
 	}
+	return gcraVerdict(now, ok, delay, retry)
+}
+
+// gcraVerdict is the verdict of a decision taken at now on s's clock (nanoseconds, as delay and retry).
+func gcraVerdict(now int64, ok bool, delay, retry int64) verdict {
 	return verdict{ok: ok, delay: time.Duration(delay), retry: time.Duration(retry), slot: now + delay, known: true}
 }
 
