@@ -2,6 +2,8 @@
 # Load test of the gateway against nginx, Varnish and a bare fasthttp server, on loopback, configured like for
 # like:
 #   ceiling  a bare fasthttp server returning the record's bytes (the most any Go HTTP server can do here)
+#   busy     the same ceiling keeping the CPU busy for BUSY (default 6us, about the hit's work over the
+#            ceiling's) on each request first: what any Go server as busy as the hit pays for waiting
 #   nginx    nginx with proxy_cache keyed on Authorization + URI, limit_req keyed on the credential (never
 #            rejecting) and a buffered access log, in front of the core; one worker per CPU the servers have
 #   varnish  Varnish with its cache hashed on Authorization + URL (no rate limit: Varnish has none built in) and
@@ -19,8 +21,8 @@
 # The servers alternate in rounds of wrk -t1 -c64 (PAIRS rounds, DUR each); each round prints its ratios and the
 # medians of the rounds are the figures (this machine's speed drifts between seconds). CPU per request is the
 # servers' user+system CPU over the requests served. Every run prints the host's steal and the load average.
-# The unpinned layout runs ceiling, nginx, varnish and hit only (json, br and rl are ratios to the hit that the
-# pinned layout measures). Then, pinned, at 1 connection, the miss overhead over the core; and in both layouts
+# The unpinned layout runs ceiling, busy, nginx, varnish and hit only (json, br and rl are ratios to the hit
+# that the pinned layout measures). Then, pinned, at 1 connection, the miss overhead over the core; and in both layouts
 # open-loop latency runs at half and a quarter of the layout's median hit rate (p50, p99, p999) with
 # gateway/loadtest/openloop, which times each request from when it was due, so the load generator's own queueing
 # does not hide a slow server (vegeta, tried first, could not offer that rate from one CPU); OLPAIRS rounds of
@@ -101,7 +103,8 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-CORE=127.0.0.1:$(free_port); GW=127.0.0.1:$(free_port); CEIL=127.0.0.1:$(free_port)
+CORE=127.0.0.1:$(free_port); GW=127.0.0.1:$(free_port); CEIL=127.0.0.1:$(free_port); BUSYC=127.0.0.1:$(free_port)
+BUSY=${BUSY:-6us}
 GWR=127.0.0.1:$(free_port); NGX=127.0.0.1:$(free_port); VRN=127.0.0.1:$(free_port); REDIS_PORT=$(free_port)
 PATH_=/api2/demo/re/1
 AUTH="Authorization: Basic $(printf demo:demo | base64)"
@@ -193,6 +196,10 @@ for addr in "$CORE" "$GW" "$GWR"; do
 done
 "${SRV[@]}" "$TMP/ceiling" -listen "$CEIL" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" >"$TMP/ceil.log" 2>&1 & PIDS+=($!); CEIL_PID=$!
 for _ in $(seq 100); do curl -sf "http://$CEIL/" >/dev/null && break; sleep 0.1; done
+if [ "$LAYOUT" = unpinned ]; then
+  "${SRV[@]}" "$TMP/ceiling" -listen "$BUSYC" -from "http://$CORE$PATH_" -auth "${AUTH#Authorization: }" -work "$BUSY" >"$TMP/busy.log" 2>&1 & PIDS+=($!); BUSY_PID=$!
+  for _ in $(seq 100); do curl -sf "http://$BUSYC/" >/dev/null && break; sleep 0.1; done
+fi
 for _ in $(seq 100); do curl -s -o /dev/null "http://$VRN/" && break; sleep 0.1; done
 # Verify the credential at each gateway and fill every cache (the JSON form too).
 for addr in "$GW" "$GWR" "$NGX" "$VRN"; do
@@ -245,6 +252,7 @@ for url in "http://$CORE$PATH_" "http://$GW$PATH_" "http://$CEIL$PATH_" "http://
   "${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" "$url" >/dev/null
 done
 "${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" -H "Accept: application/json" "http://$GW$PATH_" >/dev/null
+[ "$LAYOUT" = unpinned ] && "${LOAD[@]}" wrk -t1 -c64 -d"${WARMUP:-3s}" -H "$AUTH" "http://$BUSYC$PATH_" >/dev/null
 if [ "$LAYOUT" = pinned ]; then
   echo "layout pinned: servers on CPU 0 (nginx 1 worker, GOMAXPROCS 1), wrk on CPU 1"
 else
@@ -253,14 +261,17 @@ fi
 echo "wrk -t1 -c64 -d$DUR, GET $PATH_ ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 R_NGX=() R_VRN=() R_CPU=() R_NCPU=() R_RL=() R_JSON=() R_BR=() HITS=() STEALS=()
 C_US=() N_US=() V_US=() H_US=() C_REST=() N_REST=() H_REST=() C_IDLE=() N_IDLE=() H_IDLE=()
+B_US=() B_REST=() B_IDLE=() R_BUSY=()
 for round in $(seq "$PAIRS"); do
   echo "round $round:"
-  # The four compared servers take turns at going first: a server run right after another inherits its
-  # aftermath (Varnish's worker threads winding down, the page cache the access logs dirtied), so no server
-  # always follows the same one.
+  # The compared servers take turns at going first: a server run right after another inherits its aftermath
+  # (Varnish's worker threads winding down, the page cache the access logs dirtied), so no server always
+  # follows the same one.
   order=(ceiling nginx varnish hit)
-  for i in 0 1 2 3; do
-    case ${order[$(((i + round - 1) % 4))]} in
+  [ "$LAYOUT" = unpinned ] && order+=(busy)
+  for i in "${!order[@]}"; do
+    case ${order[$(((i + round - 1) % ${#order[@]}))]} in
+    busy) run busy 64 "http://$BUSYC$PATH_" "$BUSY_PID"; BSR=$RPS; STEALS+=("$STEAL") B_US+=("$US") B_REST+=("$REST") B_IDLE+=("$IDLE") ;;
     ceiling) run ceiling 64 "http://$CEIL$PATH_" "$CEIL_PID"; CR=$RPS CU=$US; STEALS+=("$STEAL") C_US+=("$US") C_REST+=("$REST") C_IDLE+=("$IDLE") ;;
     nginx) run nginx 64 "http://$NGX$PATH_" "$(nginx_pids)"; NR=$RPS NU=$US; STEALS+=("$STEAL") N_US+=("$US") N_REST+=("$REST") N_IDLE+=("$IDLE") ;;
     varnish) run varnish 64 "http://$VRN$PATH_" "$(varnish_pids)"; VR=$RPS; STEALS+=("$STEAL") V_US+=("$US") ;;
@@ -269,6 +280,10 @@ for round in $(seq "$PAIRS"); do
   done
   R_NGX+=("$(pct "$HR" "$NR")") R_VRN+=("$(pct "$HR" "$VR")") R_CPU+=("$(ratio "$HU" "$CU")") R_NCPU+=("$(ratio "$HU" "$NU")") HITS+=("$HR")
   line="  hit / nginx ${R_NGX[-1]}%, hit CPU per request / nginx's ${R_NCPU[-1]}x, / ceiling's ${R_CPU[-1]}x, hit / varnish ${R_VRN[-1]}%, hit / ceiling $(pct "$HR" "$CR")%"
+  if [ "$LAYOUT" = unpinned ]; then
+    R_BUSY+=("$(pct "$HR" "$BSR")")
+    line="$line, hit / busy ceiling ${R_BUSY[-1]}%"
+  fi
   if [ "$LAYOUT" = pinned ]; then
     run json 64 "http://$GW$PATH_" "$GW_PID" -H "Accept: application/json"; JR=$RPS
     run br 64 "http://$GW$PATH_" "$GW_PID" -H "Accept-Encoding: br"; BR=$RPS
@@ -284,11 +299,14 @@ echo "  hit CPU per request / nginx's $(median "${R_NCPU[@]}")x ($(span "${R_NCP
 echo "  server CPU per request, us: ceiling $(median "${C_US[@]}") ($(span "${C_US[@]}")), nginx $(median "${N_US[@]}") ($(span "${N_US[@]}")), varnish $(median "${V_US[@]}") ($(span "${V_US[@]}")), hit $(median "${H_US[@]}") ($(span "${H_US[@]}"))"
 echo "  the rest of the machine per request (wrk, the kernel's own), us: ceiling $(median "${C_REST[@]}") ($(span "${C_REST[@]}")), nginx $(median "${N_REST[@]}") ($(span "${N_REST[@]}")), hit $(median "${H_REST[@]}") ($(span "${H_REST[@]}"))"
 echo "  idle CPU per request, us: ceiling $(median "${C_IDLE[@]}") ($(span "${C_IDLE[@]}")), nginx $(median "${N_IDLE[@]}") ($(span "${N_IDLE[@]}")), hit $(median "${H_IDLE[@]}") ($(span "${H_IDLE[@]}"))"
+if [ "$LAYOUT" = unpinned ]; then
+  echo "  the ceiling busy $BUSY a request: server CPU $(median "${B_US[@]}") ($(span "${B_US[@]}")) us, the rest $(median "${B_REST[@]}") ($(span "${B_REST[@]}")) us, idle $(median "${B_IDLE[@]}") ($(span "${B_IDLE[@]}")) us; hit / busy ceiling $(median "${R_BUSY[@]}")% ($(span "${R_BUSY[@]}")%)"
+fi
 if [ "$LAYOUT" = pinned ]; then
   echo "  redis policy / hit $(median "${R_RL[@]}")% (target >= 85%), json / xml $(median "${R_JSON[@]}")% (target >= 97%),"
   echo "  brotli hit / plain hit $(median "${R_BR[@]}")% (target >= 90%)"
 fi
-echo "  CPU stolen by the host during the ceiling, nginx, varnish and hit runs: at most $(printf '%s\n' "${STEALS[@]}" | sort -g | tail -1)% (above a few percent, rerun)"
+echo "  CPU stolen by the host during the compared servers' runs: at most $(printf '%s\n' "${STEALS[@]}" | sort -g | tail -1)% (above a few percent, rerun)"
 
 # Where the CPU goes, counted rather than timed (counts hold when the machine is busy, times do not): one more
 # wrk run per server under `perf stat` with the kernel's tracepoints, per request: system calls, context switches
