@@ -93,11 +93,13 @@ func shortest(ds ...time.Duration) time.Duration {
 //     connection is closed after the idle timeout, a write that has not ended after the write timeout
 //     (timeouts).
 //   - Near the global cap (its last sixteenth), each new connection first takes the place of a sheddable one:
-//     a connection the server waits on for a request head or reads one from, or an idle kept-alive one. Of
-//     those, the ones of the networks holding the most connections go first, the oldest (by when their head
-//     or idleness began) of equals first (shedOne). A connection being served is never shed, nor one the
-//     server has not read yet (its head may be waiting for a busy server). So a flood of unfinished heads from
-//     many addresses costs the flood its own oldest connections, not the new, well-behaved client its place.
+//     a connection the server waits on for a request head or reads one from, an idle kept-alive one, or one
+//     whose client has not taken an answer's bytes for stuckWrite (a write blocked that long). Of those, the
+//     ones of the networks holding the most connections go first, the oldest (by when their head, idleness or
+//     blocked write began) of equals first (shedOne). A connection whose request is being served is otherwise
+//     never shed, nor one the server has not read yet (its head may be waiting for a busy server). So a flood
+//     of unfinished heads, or of pipelined requests whose answers are read at a trickle, from many addresses
+//     costs the flood its own oldest connections, not the new, well-behaved client its place.
 //     A connection keeps its place until its server has let go of it; a full table waits a moment for a place
 //     about to come back, and only when every place is taken by a connection being served is a new one
 //     refused (503).
@@ -181,12 +183,19 @@ func unpack(w uint64) (state uint64, since int64) { return w & 7, int64(w >> 3) 
 func closedState(s uint64) bool { return s >= stateClosed }
 
 // victim is a sheddable connection as the table saw it: its state word then (one whose state changed since is
-// not shed) and the connections of its network.
+// not shed), the connections of its network and since when it waits on its client.
 type victim struct {
 	t      *connTrack
 	word   uint64
-	weight int // connections its network held
+	weight int   // connections its network held
+	since  int64 // when its head, idleness or blocked write began (the table's clock)
 }
+
+// stuckWrite is how long, in the table's milliseconds, a write may wait on a client that does not take the
+// answer's bytes before the connection counts as waiting on its client, sheddable near the cap like an idle
+// one: a client reading at a trickle would otherwise hold its place for as long as its pipelined answers last,
+// each write returning within the write timeout.
+const stuckWrite = 1000
 
 // left notes that a connection left state s (for another, or closed).
 func (l *connTable) left(s uint64) {
@@ -397,7 +406,8 @@ func (l *connTable) shedOne() {
 			}
 		}
 		if v.t.word.CompareAndSwap(v.word, pack(stateShed, 0)) {
-			l.kill(v.t, false)
+			s, _ := unpack(v.word)
+			l.kill(v.t, s == stateServing) // a blocked write is interrupted too
 			connsShed.Inc()
 			return
 		}
@@ -408,18 +418,28 @@ func (l *connTable) shedOne() {
 // none (t nil) when there is none. Under mu.
 func (l *connTable) choose(sample bool) victim {
 	var best victim
+	now := l.clock.Load()
 	consider := func(t *connTrack) {
 		w := t.word.Load()
 		s, since := unpack(w)
-		if s != stateHead && s != stateIdle {
+		switch s {
+		case stateHead, stateIdle:
+		case stateServing:
+			// Stamped with the clock of the tick before the write began, up to a tick early: only near the cap.
+			began := t.writing.Load()
+			if began == 0 || now-(began-1) < stuckWrite {
+				return
+			}
+			since = began - 1
+		default:
 			return
 		}
 		weight := 0 // a trusted proxy's (or a connection without an address) goes last
 		if t.count {
 			weight = l.perNet[t.net]
 		}
-		if _, bestSince := unpack(best.word); best.t == nil || weight > best.weight || weight == best.weight && since < bestSince {
-			best = victim{t: t, word: w, weight: weight}
+		if best.t == nil || weight > best.weight || weight == best.weight && since < best.since {
+			best = victim{t: t, word: w, weight: weight, since: since}
 		}
 	}
 	if sample && len(l.all) > shedSample {
@@ -635,10 +655,11 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write stamps the write with the table's clock while it lasts, for the write timeout (connTable.expire).
+// Write stamps the write with the table's clock while it lasts, for the write timeout (connTable.expire) and
+// for shedding a connection whose client does not take its answers (stuckWrite).
 func (c *conn) Write(p []byte) (int, error) {
 	t := c.t
-	if t == nil || c.l.writeTimeout <= 0 {
+	if t == nil {
 		return c.Conn.Write(p)
 	}
 	t.writing.Store(c.l.clock.Load() + 1)

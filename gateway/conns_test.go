@@ -66,6 +66,46 @@ func next(t *testing.T, admitted <-chan *conn) *conn {
 	}
 }
 
+// TestConnTableShedsStuckWriter: near the cap, a connection whose answer its client has not taken for
+// stuckWrite (a slow reader's pipelined answers) is shed like an idle one, its blocked write interrupted; a
+// connection being served whose write is younger, or that writes nothing, is not.
+func TestConnTableShedsStuckWriter(t *testing.T) {
+	admitted, dial := tableOn(t, connLimits{max: 2, perIP: 10, perPrefix: 10})
+	var served [2]*conn
+	for i := range served {
+		dial("192.0.2.1")
+		served[i] = next(t, admitted)
+		if err := served[i].t.move(stateServing, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := served[0].l
+	table.clock.Store(5000)
+	served[0].t.writing.Store(5000 + 1) // a write began at the table's 5000 ms and has not returned
+	table.clock.Store(5000 + stuckWrite - 1)
+	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
+		t.Errorf("a connection while the write waits less than stuckWrite: status %d, want 503", got)
+	}
+	table.clock.Store(5000 + stuckWrite)
+	dial("192.0.2.3")
+	if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(served[0].t.word.Load()); return s == stateShed }) {
+		t.Fatal("the table never shed the connection whose write was stuck")
+	}
+	table.mu.Lock()
+	writesKilled := served[0].t.writesKilled
+	table.mu.Unlock()
+	if !writesKilled {
+		t.Error("the shed writer's writes were not interrupted")
+	}
+	served[0].Close()
+	if got := next(t, admitted).RemoteAddr().String(); got != "192.0.2.3:40000" {
+		t.Errorf("admitted %s", got)
+	}
+	if s, _ := unpack(served[1].t.word.Load()); s != stateServing {
+		t.Errorf("the connection being served without a write is in state %d", s)
+	}
+}
+
 // TestConnTablePerNetwork: an IPv6 client is capped per address and per /64 (one host usually holds the whole
 // /64); another /64 is not.
 func TestConnTablePerNetwork(t *testing.T) {
