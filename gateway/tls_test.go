@@ -37,7 +37,7 @@ func TestWriteTimeoutDropsNonReaderTLS(t *testing.T) {
 	}
 	opt := nonReaderOptions(t)
 	base := startTLSGateway(t, opt, h)
-	checkNonReaderDropped(t, opt.WriteTimeout, func(d *net.Dialer) (net.Conn, error) {
+	checkNonReaderDropped(t, func(d *net.Dialer) (net.Conn, error) {
 		return tls.DialWithDialer(d, "tcp", strings.TrimPrefix(base, "https://"), &tls.Config{RootCAs: pair.Pool()})
 	})
 }
