@@ -96,7 +96,8 @@ func shortest(ds ...time.Duration) time.Duration {
 //     a connection the server waits on for a request head or reads one from, an idle kept-alive one, or one
 //     whose client has not taken an answer's bytes for stuckWrite (a write blocked that long). Of those, the
 //     ones of the networks holding the most connections go first, the oldest (by when their head, idleness or
-//     blocked write began) of equals first (shedOne). A connection whose request is being served is otherwise
+//     blocked write began) of equals first (shedOne), and never one of a network that would then hold fewer
+//     than the new connection's (choose). A connection whose request is being served is otherwise
 //     never shed, nor one the server has not read yet (its head may be waiting for a busy server). So a flood
 //     of unfinished heads, or of pipelined requests whose answers are read at a trickle, from many addresses
 //     costs the flood its own oldest connections, not the new, well-behaved client its place.
@@ -128,10 +129,12 @@ type connTable struct {
 	all     []*connTrack // open connections; each knows its index
 	perAddr map[netip.Addr]int
 	perNet  map[netip.Prefix]int
-	// noneAt is the clock plus one of the last tick in which a look at the whole table found nothing to shed:
-	// the table is not looked at again before the next tick, so that a table full of connections being served
-	// costs an accept no more than one look per tick.
-	noneAt int64
+	// noneAt is the clock plus one of the last tick in which a look at the whole table found nothing to shed
+	// for a new connection of the network noneFor: the table is not looked at again for that network before
+	// the next tick, so that a table full of connections being served costs an accept no more than one look
+	// per tick and network.
+	noneAt  int64
+	noneFor netip.Prefix // the network of the new connection for which noneAt found nothing
 	// closing counts the connections the table closed whose server has not let go of them yet: they keep their
 	// place until then, so that the table never admits more connections than the server serves.
 	closing  int
@@ -264,14 +267,14 @@ func (l *connTable) admit(t *connTrack) bool {
 		refusal = l.refusal
 	default:
 		if len(l.all) >= l.shedAt() {
-			l.shedOne()
+			l.shedOne(t)
 		}
 		// A full table waits, a second at most, rather than refuse, while a place is about to come back: a
 		// connection being closed keeps its place until its server lets go of it, and one its server has not read
 		// yet becomes sheddable (or is served) once it is read.
 		for wait := time.Second; len(l.all) >= l.max && wait > 0; wait -= 10 * time.Millisecond {
 			if l.closing == 0 {
-				l.shedOne()
+				l.shedOne(t)
 			}
 			if l.closing == 0 && l.fresh.Load() == 0 {
 				break
@@ -388,20 +391,21 @@ func (l *connTable) closed(t *connTrack) {
 // shedSample is how many connections, drawn at random, the table compares to choose the one to shed.
 const shedSample = 32
 
-// shedOne closes a sheddable connection: of shedSample drawn at random, the first in the table's order (those of
-// the network holding the most connections first, then the oldest). A sample keeps the choice cheap however
-// large the table, and fresh: a list made once would go stale while a flood reconnects. Only when the sample
-// holds none is the whole table looked at, at most once per tick while that finds none. Under mu.
-func (l *connTable) shedOne() {
+// shedOne closes a sheddable connection to make room for the new connection t: of shedSample drawn at random,
+// the first in the table's order (those of the network holding the most connections first, then the oldest). A
+// sample keeps the choice cheap however large the table, and fresh: a list made once would go stale while a
+// flood reconnects. Only when the sample holds none is the whole table looked at, at most once per tick while
+// that finds none for t's network. Under mu.
+func (l *connTable) shedOne(t *connTrack) {
 	for range 2 { // a second try when the chosen one changed state meanwhile
-		v := l.choose(true)
+		v := l.choose(true, t)
 		if v.t == nil {
 			now := l.clock.Load()
-			if l.noneAt == now+1 {
+			if l.noneAt == now+1 && l.noneFor == t.net {
 				return
 			}
-			if v = l.choose(false); v.t == nil {
-				l.noneAt = now + 1
+			if v = l.choose(false, t); v.t == nil {
+				l.noneAt, l.noneFor = now+1, t.net
 				return
 			}
 		}
@@ -414,29 +418,43 @@ func (l *connTable) shedOne() {
 	}
 }
 
-// choose returns the first sheddable connection in the table's order, of a random sample or of the whole table;
-// none (t nil) when there is none. Under mu.
-func (l *connTable) choose(sample bool) victim {
+// choose returns the first connection in the table's order that the new connection n may take the place of,
+// of a random sample or of the whole table; none (t nil) when there is none. Under mu.
+//
+// n takes the place of a connection of a network that would still hold at least as many as n's own (a flood
+// reopening what is shed does not take the places of the networks holding fewer, a newcomer's among them), of
+// its own network, or of a trusted proxy; a trusted proxy's newcomer, of any. A connection whose write is stuck
+// has been served a while before: its place goes only to a network that would then still hold fewer, so that a
+// flood does not trade its stuck writers for new connections of its own, which cannot be shed until their
+// writes are stuck in turn, and leave no place to anyone else.
+func (l *connTable) choose(sample bool, n *connTrack) victim {
 	var best victim
 	now := l.clock.Load()
+	own := 0
+	if n.count {
+		own = l.perNet[n.net]
+	}
 	consider := func(t *connTrack) {
 		w := t.word.Load()
 		s, since := unpack(w)
+		weight := 0 // a trusted proxy's (or a connection without an address) goes last
+		if t.count {
+			weight = l.perNet[t.net]
+		}
 		switch s {
 		case stateHead, stateIdle:
+			if n.count && t.count && t.net != n.net && weight < own+1 {
+				return
+			}
 		case stateServing:
 			// Stamped with the clock of the tick before the write began, up to a tick early: only near the cap.
 			began := t.writing.Load()
-			if began == 0 || now-(began-1) < stuckWrite {
+			if began == 0 || now-(began-1) < stuckWrite || weight <= own+1 {
 				return
 			}
 			since = began - 1
 		default:
 			return
-		}
-		weight := 0 // a trusted proxy's (or a connection without an address) goes last
-		if t.count {
-			weight = l.perNet[t.net]
 		}
 		if best.t == nil || weight > best.weight || weight == best.weight && since < best.since {
 			best = victim{t: t, word: w, weight: weight, since: since}

@@ -67,8 +67,9 @@ func next(t *testing.T, admitted <-chan *conn) *conn {
 }
 
 // TestConnTableShedsStuckWriter: near the cap, a connection whose answer its client has not taken for
-// stuckWrite (a slow reader's pipelined answers) is shed like an idle one, its blocked write interrupted; a
-// connection being served whose write is younger, or that writes nothing, is not.
+// stuckWrite (a slow reader's pipelined answers) is shed for a new connection of a network holding fewer, its
+// blocked write interrupted; a connection being served whose write is younger, or that writes nothing, is not,
+// nor is a stuck writer for a new connection of its own network.
 func TestConnTableShedsStuckWriter(t *testing.T) {
 	admitted, dial := tableOn(t, connLimits{max: 2, perIP: 10, perPrefix: 10})
 	var served [2]*conn
@@ -83,11 +84,14 @@ func TestConnTableShedsStuckWriter(t *testing.T) {
 	table.clock.Store(5000)
 	served[0].t.writing.Store(5000 + 1) // a write began at the table's 5000 ms and has not returned
 	table.clock.Store(5000 + stuckWrite - 1)
-	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
+	if got := answer(t, dial("198.51.100.2")); got != http.StatusServiceUnavailable {
 		t.Errorf("a connection while the write waits less than stuckWrite: status %d, want 503", got)
 	}
 	table.clock.Store(5000 + stuckWrite)
-	dial("192.0.2.3")
+	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
+		t.Errorf("a connection of the stuck writer's network: status %d, want 503", got)
+	}
+	dial("198.51.100.3")
 	if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(served[0].t.word.Load()); return s == stateShed }) {
 		t.Fatal("the table never shed the connection whose write was stuck")
 	}
@@ -98,11 +102,58 @@ func TestConnTableShedsStuckWriter(t *testing.T) {
 		t.Error("the shed writer's writes were not interrupted")
 	}
 	served[0].Close()
-	if got := next(t, admitted).RemoteAddr().String(); got != "192.0.2.3:40000" {
+	if got := next(t, admitted).RemoteAddr().String(); got != "198.51.100.3:40000" {
 		t.Errorf("admitted %s", got)
 	}
 	if s, _ := unpack(served[1].t.word.Load()); s != stateServing {
 		t.Errorf("the connection being served without a write is in state %d", s)
+	}
+}
+
+// TestConnTableShedsFairly: near the cap a new connection does not take the place of a connection of another
+// network that would then hold fewer than its own: a network holding two, reopening, does not shed the one
+// head of a network holding one, while a third network (holding none) does, and so does the head's own network.
+func TestConnTableShedsFairly(t *testing.T) {
+	for _, tt := range []struct {
+		from string
+		shed bool
+	}{
+		{"192.0.2.9", false},   // the flood's network: it would hold three against the head's one
+		{"198.51.100.9", true}, // a network holding none
+		{"203.0.113.9", true},  // the head's own network
+	} {
+		t.Run(tt.from, func(t *testing.T) {
+			admitted, dial := tableOn(t, connLimits{max: 3, perIP: 10, perPrefix: 10})
+			var conns [3]*conn
+			for i, ip := range []string{"192.0.2.1", "192.0.2.2", "203.0.113.1"} {
+				dial(ip)
+				conns[i] = next(t, admitted)
+				state := uint64(stateServing)
+				if i == 2 {
+					state = stateHead
+				}
+				if err := conns[i].t.move(state, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := dial(tt.from)
+			if !tt.shed {
+				if got := answer(t, c); got != http.StatusServiceUnavailable {
+					t.Errorf("status %d, want 503", got)
+				}
+				if s, _ := unpack(conns[2].t.word.Load()); s != stateHead {
+					t.Errorf("the head was shed (state %d)", s)
+				}
+				return
+			}
+			if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(conns[2].t.word.Load()); return s == stateShed }) {
+				t.Fatal("the head was not shed")
+			}
+			conns[2].Close()
+			if got := next(t, admitted).RemoteAddr().String(); got != tt.from+":40000" {
+				t.Errorf("admitted %s", got)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package attacktest
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,6 +121,124 @@ func TestSlowlorisAcrossAddresses(t *testing.T) {
 		ok, tries, took[tries/2], took[tries-1], heads.opened.Load(), idle.opened.Load(), failures)
 	if ok < tries*8/10 {
 		t.Errorf("only %d of %d reads answered while 40 addresses held the connections, want at least 80%%", ok, tries)
+	}
+}
+
+// nonReader keeps connections open from one address until its context ends, reopening each one the gateway
+// closes: each pipelines requests whose answers are far more than the kernel's buffers hold (a send buffer
+// grows to 4 MiB) and reads none of them, so that once the buffers are full the gateway's write of an answer
+// waits on the client for as long as it does not read.
+type nonReader struct {
+	addr     string
+	pipeline string
+	opened   atomic.Int64 // connections opened whose pipeline was written
+}
+
+func (h *nonReader) hold(ctx context.Context, ip string) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second,
+		Control: func(_, _ string, rc syscall.RawConn) error { // a small receive buffer, full at once
+			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		}}
+	for ctx.Err() == nil {
+		c, err := d.DialContext(ctx, "tcp", h.addr)
+		if err != nil {
+			continue
+		}
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		if _, err = io.WriteString(c, h.pipeline); err == nil {
+			h.opened.Add(1)
+			// Nothing is read: a write fails once the gateway has closed the connection (and reset it, its
+			// requests unread).
+			for ctx.Err() == nil {
+				if _, err := io.WriteString(c, "\r\n"); err != nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		stop()
+		c.Close()
+	}
+}
+
+// TestSlowReadersAcrossAddresses plays a stranger with 4 addresses (each in a /24 of its own, so only the
+// global cap stands in its way) who keeps more connections open than the gateway's cap, each pipelining reads
+// of a 30 KB record whose answers it never takes, reopening each one the gateway closes: once the kernel's
+// buffers are full, every one of them is a request being served whose write waits on its client. The write
+// timeout is set far beyond the test, so only shedding makes room: a legitimate client opening a new connection
+// for each read must still be answered, each taking the place of a connection whose write is stuck.
+func TestSlowReadersAcrossAddresses(t *testing.T) {
+	const big = "      - {kind: re, id: 2, created_by: alice, fields: {field_101: Big, field_102: "
+	yaml := strings.Replace(accounts, "    records:\n", "    records:\n"+big+strings.Repeat("b", 30000)+"}}\n", 1)
+	c := coretest.Start(t, coretest.Options{AccountsYAML: yaml})
+	opt := cached(c)
+	opt.MaxConns, opt.MaxConnsPerIP = 32, 16 // 4 addresses hold up to 64
+	opt.WriteTimeout = time.Hour
+	g, url := serve(t, opt)
+	addr := strings.TrimPrefix(url, "http://")
+	read := url + "/api2/acme/re/1"
+	if r := call(t, local, "GET", read, "alice", "alice-secret", ""); r.Status != http.StatusOK {
+		t.Fatalf("read before the attack: %d", r.Status)
+	}
+	r := call(t, local, "GET", url+"/api2/acme/re/2", "alice", "alice-secret", "")
+	if r.Status != http.StatusOK || len(r.Body) < 30000 {
+		t.Fatalf("the big record: %d, %d bytes", r.Status, len(r.Body))
+	}
+	// Enough requests that their answers are several times the 4 MiB a send buffer grows to.
+	request := "GET /api2/acme/re/2 HTTP/1.1\r\nHost: gw\r\nAuthorization: Basic " +
+		base64.StdEncoding.EncodeToString([]byte("alice:alice-secret")) + "\r\n\r\n"
+	h := &nonReader{addr: addr, pipeline: strings.Repeat(request, 3*(4<<20)/len(r.Body)+1)}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for i := range 4 {
+		for range opt.MaxConnsPerIP {
+			wg.Go(func() { h.hold(ctx, fmt.Sprintf("127.%d.0.1", 151+i)) })
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for g.Stats().OpenConns < int64(opt.MaxConns) || h.opened.Load() < int64(opt.MaxConns) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the attack did not fill the gateway: %d open, %d opened", g.Stats().OpenConns, h.opened.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Once every connection's writes wait on its client, no more of its requests are answered: the cache's
+	// hits stop, for longer than a write takes to count as stuck.
+	for hits, quiet := g.Stats().Cache.Hits, 0; quiet < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway still answers the attack's requests: %d hits", hits)
+		}
+		time.Sleep(500 * time.Millisecond)
+		now := g.Stats().Cache.Hits
+		if now == hits {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		hits = now
+	}
+
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1")}}).DialContext}}
+	const tries = 20
+	ok := 0
+	var failures []string
+	for range tries {
+		r, err := send(client, "GET", read, "alice", "alice-secret", "")
+		switch {
+		case err != nil:
+			failures = append(failures, err.Error())
+		case r.Status != http.StatusOK || !strings.Contains(r.Body, secret):
+			failures = append(failures, fmt.Sprint(r.Status, " ", r.Body))
+		default:
+			ok++
+		}
+	}
+	t.Logf("%d of %d reads answered during the attack (%d connections opened by then); failures: %v", ok, tries, h.opened.Load(), failures)
+	if ok < tries*8/10 {
+		t.Errorf("only %d of %d reads answered while 4 addresses held the connections in stuck writes, want at least 80%%", ok, tries)
 	}
 }
 
