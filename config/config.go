@@ -53,7 +53,7 @@ type Config struct {
 // Server holds the timeouts and limits of the public listener.
 type Server struct {
 	ReadTimeout     time.Duration // whole request read; default 30s; 0 = none
-	WriteTimeout    time.Duration // whole response write; default 30s; 0 = none
+	WriteTimeout    time.Duration // each write of an answer; default 30s; 0 = none
 	IdleTimeout     time.Duration // keep-alive idle connection; default 60s; 0 = ReadTimeout
 	ShutdownTimeout time.Duration // grace period for in-flight requests on SIGTERM; default 15s
 	MaxBodyBytes    int64         // largest accepted request body; default 1MiB

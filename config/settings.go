@@ -37,7 +37,7 @@ var settings = []*setting{
 
 	{path: "server.read_timeout", help: "whole request read", field: func(c *Config) any { return &c.Server.ReadTimeout }},
 	{path: "server.header_timeout", help: "request head read, from its first byte or the connection's acceptance (late: 408, closed); 0 = read_timeout only", field: func(c *Config) any { return &c.Server.HeaderTimeout }},
-	{path: "server.write_timeout", help: "whole response write", field: func(c *Config) any { return &c.Server.WriteTimeout }},
+	{path: "server.write_timeout", help: "each write of an answer to the client (an answer is one or two writes; a client that does not read it is closed)", field: func(c *Config) any { return &c.Server.WriteTimeout }},
 	{path: "server.idle_timeout", help: "idle keep-alive connection", field: func(c *Config) any { return &c.Server.IdleTimeout }},
 	{path: "server.shutdown_timeout", help: "grace period on SIGTERM", field: func(c *Config) any { return &c.Server.ShutdownTimeout }},
 	{path: "server.max_body_bytes", help: "largest request body", field: func(c *Config) any { return &c.Server.MaxBodyBytes }},
