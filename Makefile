@@ -78,11 +78,12 @@ chart:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
-# wrk against a bare fasthttp ceiling, nginx with proxy_cache, Varnish, the gateway (hit, JSON, Redis policy, miss)
-# and the core, in alternating rounds of one run, then open-loop latency runs (gateway/loadtest/openloop), in two
-# CPU layouts (servers pinned to one CPU and wrk to the other, then nothing pinned); about 14 minutes. Figures in
-# docs/performance.md. Knobs: LAYOUT=pinned|unpinned|both, PAIRS=5, OLPAIRS=2, DUR=8s, EVENTS=1. Needs wrk,
-# nginx, varnish and redis-server, which it installs with apt-get when run as root.
+# wrk against a bare fasthttp ceiling (unpinned, also one busy for BUSY a request), nginx with proxy_cache,
+# Varnish, the gateway (hit, JSON, Redis policy, miss) and the core, in alternating rounds of one run, then
+# open-loop latency runs (gateway/loadtest/openloop), in two CPU layouts (servers pinned to one CPU and wrk to the
+# other, then nothing pinned); about 14 minutes. Figures in docs/performance.md. Knobs: LAYOUT=pinned|unpinned|both,
+# PAIRS=5, OLPAIRS=2, DUR=8s, EVENTS=1, BUSY=6us. Needs wrk, nginx, varnish and redis-server, which it installs
+# with apt-get when run as root.
 loadtest:
 	./gateway/loadtest/loadtest.sh $(or $(DUR),8s)
 
