@@ -197,8 +197,10 @@ type victim struct {
 // stuckWrite is how long, in the table's milliseconds, a write may wait on a client that does not take the
 // answer's bytes before the connection counts as waiting on its client, sheddable near the cap like an idle
 // one: a client reading at a trickle would otherwise hold its place for as long as its pipelined answers last,
-// each write returning within the write timeout.
-const stuckWrite = 1000
+// each write returning within the write timeout. Short, because a flood's new connections take the places its
+// shed ones give back and cannot be shed until their writes are stuck in turn: the shorter, the sooner the
+// places come back for other clients (a write to a client that reads is done in microseconds).
+const stuckWrite = 250
 
 // left notes that a connection left state s (for another, or closed).
 func (l *connTable) left(s uint64) {
@@ -430,6 +432,8 @@ func (l *connTable) shedOne(t *connTrack) {
 func (l *connTable) choose(sample bool, n *connTrack) victim {
 	var best victim
 	now := l.clock.Load()
+	// A write is stamped with the clock of the tick before it began: a tick more makes sure it waited stuckWrite.
+	stuck := stuckWrite + l.tick().Milliseconds()
 	own := 0
 	if n.count {
 		own = l.perNet[n.net]
@@ -447,9 +451,8 @@ func (l *connTable) choose(sample bool, n *connTrack) victim {
 				return
 			}
 		case stateServing:
-			// Stamped with the clock of the tick before the write began, up to a tick early: only near the cap.
 			began := t.writing.Load()
-			if began == 0 || now-(began-1) < stuckWrite || weight <= own+1 {
+			if began == 0 || now-(began-1) < stuck || weight <= own+1 {
 				return
 			}
 			since = began - 1

@@ -67,7 +67,8 @@ func next(t *testing.T, admitted <-chan *conn) *conn {
 }
 
 // TestConnTableShedsStuckWriter: near the cap, a connection whose answer its client has not taken for
-// stuckWrite (a slow reader's pipelined answers) is shed for a new connection of a network holding fewer, its
+// stuckWrite (a slow reader's pipelined answers; a tick more on the table's clock, whose stamp may be a tick
+// early) is shed for a new connection of a network holding fewer, its
 // blocked write interrupted; a connection being served whose write is younger, or that writes nothing, is not,
 // nor is a stuck writer for a new connection of its own network.
 func TestConnTableShedsStuckWriter(t *testing.T) {
@@ -81,13 +82,14 @@ func TestConnTableShedsStuckWriter(t *testing.T) {
 		}
 	}
 	table := served[0].l
+	stuck := stuckWrite + table.tick().Milliseconds()
 	table.clock.Store(5000)
 	served[0].t.writing.Store(5000 + 1) // a write began at the table's 5000 ms and has not returned
-	table.clock.Store(5000 + stuckWrite - 1)
+	table.clock.Store(5000 + stuck - 1)
 	if got := answer(t, dial("198.51.100.2")); got != http.StatusServiceUnavailable {
 		t.Errorf("a connection while the write waits less than stuckWrite: status %d, want 503", got)
 	}
-	table.clock.Store(5000 + stuckWrite)
+	table.clock.Store(5000 + stuck)
 	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
 		t.Errorf("a connection of the stuck writer's network: status %d, want 503", got)
 	}
