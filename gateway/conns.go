@@ -100,7 +100,9 @@ func shortest(ds ...time.Duration) time.Duration {
 //     than the new connection's (choose). A connection whose request is being served is otherwise
 //     never shed, nor one the server has not read yet (its head may be waiting for a busy server). So a flood
 //     of unfinished heads, or of pipelined requests whose answers are read at a trickle, from many addresses
-//     costs the flood its own oldest connections, not the new, well-behaved client its place.
+//     costs the flood its own oldest connections, not the new, well-behaved client its place. A new connection
+//     that can take no one's place gets one of the last places only while its network holds less than its
+//     share (overShare).
 //     A connection keeps its place until its server has let go of it; a full table waits a moment for a place
 //     about to come back, and only when every place is taken by a connection being served is a new one
 //     refused (503).
@@ -267,10 +269,13 @@ func (l *connTable) admit(t *connTrack) bool {
 	case t.count && l.perNet[t.net] >= l.perPrefix:
 		refusedPerPrefix.Inc()
 		refusal = l.refusal
+	case len(l.all) >= l.shedAt() && !l.shedOne(t) && l.overShare(t):
+		// Near the cap a new connection that takes no one's place gets one of the last places only while its
+		// network holds less than its share: the places a flood's connections give back do not all go back to
+		// the flood, which reopens at once, but wait for the networks that hold few.
+		refusedFull.Inc()
+		refusal = l.full
 	default:
-		if len(l.all) >= l.shedAt() {
-			l.shedOne(t)
-		}
 		// A full table waits, a second at most, rather than refuse, while a place is about to come back: a
 		// connection being closed keeps its place until its server lets go of it, and one its server has not read
 		// yet becomes sheddable (or is served) once it is read.
@@ -393,31 +398,44 @@ func (l *connTable) closed(t *connTrack) {
 // shedSample is how many connections, drawn at random, the table compares to choose the one to shed.
 const shedSample = 32
 
+// overShare reports whether the network of the new connection t holds its share of the places already, where
+// several networks hold some: the places divided among them and one more, so that a share stays for a network
+// that holds none yet (a flood's connections, given back one at a time, would otherwise go back to the flood,
+// which reopens at once). A trusted proxy's, a new network's and a lone network's are never over.
+func (l *connTable) overShare(t *connTrack) bool {
+	own, nets := l.perNet[t.net], len(l.perNet)
+	if !t.count || own == 0 || nets < 2 {
+		return false
+	}
+	return own >= l.max/(nets+1)
+}
+
 // shedOne closes a sheddable connection to make room for the new connection t: of shedSample drawn at random,
 // the first in the table's order (those of the network holding the most connections first, then the oldest). A
 // sample keeps the choice cheap however large the table, and fresh: a list made once would go stale while a
 // flood reconnects. Only when the sample holds none is the whole table looked at, at most once per tick while
-// that finds none for t's network. Under mu.
-func (l *connTable) shedOne(t *connTrack) {
+// that finds none for t's network. It reports whether it closed one. Under mu.
+func (l *connTable) shedOne(t *connTrack) bool {
 	for range 2 { // a second try when the chosen one changed state meanwhile
 		v := l.choose(true, t)
 		if v.t == nil {
 			now := l.clock.Load()
 			if l.noneAt == now+1 && l.noneFor == t.net {
-				return
+				return false
 			}
 			if v = l.choose(false, t); v.t == nil {
 				l.noneAt, l.noneFor = now+1, t.net
-				return
+				return false
 			}
 		}
 		if v.t.word.CompareAndSwap(v.word, pack(stateShed, 0)) {
 			s, _ := unpack(v.word)
 			l.kill(v.t, s == stateServing) // a blocked write is interrupted too
 			connsShed.Inc()
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // choose returns the first connection in the table's order that the new connection n may take the place of,

@@ -159,6 +159,26 @@ func TestConnTableShedsFairly(t *testing.T) {
 	}
 }
 
+// TestConnTableKeepsLastPlaces: near the cap, a new connection that can take no one's place gets one of the last
+// places only while its network holds less than its share (the places divided among the networks holding any):
+// a network holding two of four places, with one other network, is refused; a third network is admitted.
+func TestConnTableKeepsLastPlaces(t *testing.T) {
+	admitted, dial := tableOn(t, connLimits{max: 4, perIP: 10, perPrefix: 10})
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "198.51.100.1"} {
+		dial(ip)
+		if err := next(t, admitted).t.move(stateServing, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := answer(t, dial("192.0.2.3")); got != http.StatusServiceUnavailable {
+		t.Errorf("a third connection of the network holding two of four places: status %d, want 503", got)
+	}
+	dial("203.0.113.1")
+	if got := next(t, admitted).RemoteAddr().String(); got != "203.0.113.1:40000" {
+		t.Errorf("admitted %s", got)
+	}
+}
+
 // TestConnTablePerNetwork: an IPv6 client is capped per address and per /64 (one host usually holds the whole
 // /64); another /64 is not.
 func TestConnTablePerNetwork(t *testing.T) {
