@@ -104,8 +104,8 @@ func shortest(ds ...time.Duration) time.Duration {
 //     that can take no one's place gets one of the last places only while its network holds less than its
 //     share (overShare).
 //     A connection keeps its place until its server has let go of it; a full table waits a moment for a place
-//     about to come back, and only when every place is taken by a connection being served is a new one
-//     refused (503).
+//     about to come back, and only when every place it may take is taken by a connection being served, or its
+//     network holds its share of the last places, is a new one refused (503).
 //
 // A connection moves between its states on the goroutine that serves it: its first read, the line guard
 // (strictconn.go), which reports the start and end of each head, and the server's ConnState hook, the end of
@@ -270,8 +270,8 @@ func (l *connTable) admit(t *connTrack) bool {
 		refusedPerPrefix.Inc()
 		refusal = l.refusal
 	case len(l.all) >= l.shedAt() && !l.shedOne(t) && l.overShare(t):
-		// Near the cap a new connection that takes no one's place gets one of the last places only while its
-		// network holds less than its share: the places a flood's connections give back do not all go back to
+		// Near the cap a new connection first takes a sheddable connection's place (shedOne closes it); one that
+		// takes no one's place gets one of the last places only while its network holds less than its share: the places a flood's connections give back do not all go back to
 		// the flood, which reopens at once, but wait for the networks that hold few.
 		refusedFull.Inc()
 		refusal = l.full

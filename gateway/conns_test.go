@@ -55,6 +55,21 @@ func answer(t *testing.T, c net.Conn) int {
 	return res.StatusCode
 }
 
+// admitIn dials the table from each of ips, in turn, and moves each connection admitted to state, as its server
+// would (stateServing on reading a head).
+func admitIn(t *testing.T, admitted <-chan *conn, dial func(ip string) net.Conn, state uint64, ips ...string) []*conn {
+	t.Helper()
+	conns := make([]*conn, len(ips))
+	for i, ip := range ips {
+		dial(ip)
+		conns[i] = next(t, admitted)
+		if err := conns[i].t.move(state, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conns
+}
+
 func next(t *testing.T, admitted <-chan *conn) *conn {
 	t.Helper()
 	select {
@@ -73,14 +88,7 @@ func next(t *testing.T, admitted <-chan *conn) *conn {
 // nor is a stuck writer for a new connection of its own network.
 func TestConnTableShedsStuckWriter(t *testing.T) {
 	admitted, dial := tableOn(t, connLimits{max: 2, perIP: 10, perPrefix: 10})
-	var served [2]*conn
-	for i := range served {
-		dial("192.0.2.1")
-		served[i] = next(t, admitted)
-		if err := served[i].t.move(stateServing, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	served := admitIn(t, admitted, dial, stateServing, "192.0.2.1", "192.0.2.1")
 	table := served[0].l
 	stuck := stuckWrite + table.tick().Milliseconds()
 	table.clock.Store(5000)
@@ -126,32 +134,22 @@ func TestConnTableShedsFairly(t *testing.T) {
 	} {
 		t.Run(tt.from, func(t *testing.T) {
 			admitted, dial := tableOn(t, connLimits{max: 3, perIP: 10, perPrefix: 10})
-			var conns [3]*conn
-			for i, ip := range []string{"192.0.2.1", "192.0.2.2", "203.0.113.1"} {
-				dial(ip)
-				conns[i] = next(t, admitted)
-				state := uint64(stateServing)
-				if i == 2 {
-					state = stateHead
-				}
-				if err := conns[i].t.move(state, 0); err != nil {
-					t.Fatal(err)
-				}
-			}
+			admitIn(t, admitted, dial, stateServing, "192.0.2.1", "192.0.2.2")
+			head := admitIn(t, admitted, dial, stateHead, "203.0.113.1")[0]
 			c := dial(tt.from)
 			if !tt.shed {
 				if got := answer(t, c); got != http.StatusServiceUnavailable {
 					t.Errorf("status %d, want 503", got)
 				}
-				if s, _ := unpack(conns[2].t.word.Load()); s != stateHead {
+				if s, _ := unpack(head.t.word.Load()); s != stateHead {
 					t.Errorf("the head was shed (state %d)", s)
 				}
 				return
 			}
-			if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(conns[2].t.word.Load()); return s == stateShed }) {
+			if !testsupport.WaitUntil(10*time.Second, func() bool { s, _ := unpack(head.t.word.Load()); return s == stateShed }) {
 				t.Fatal("the head was not shed")
 			}
-			conns[2].Close()
+			head.Close()
 			if got := next(t, admitted).RemoteAddr().String(); got != tt.from+":40000" {
 				t.Errorf("admitted %s", got)
 			}
@@ -164,12 +162,7 @@ func TestConnTableShedsFairly(t *testing.T) {
 // a network holding two of four places, with one other network, is refused; a third network is admitted.
 func TestConnTableKeepsLastPlaces(t *testing.T) {
 	admitted, dial := tableOn(t, connLimits{max: 4, perIP: 10, perPrefix: 10})
-	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "198.51.100.1"} {
-		dial(ip)
-		if err := next(t, admitted).t.move(stateServing, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	admitIn(t, admitted, dial, stateServing, "192.0.2.1", "192.0.2.2", "198.51.100.1")
 	if got := answer(t, dial("192.0.2.3")); got != http.StatusServiceUnavailable {
 		t.Errorf("a third connection of the network holding two of four places: status %d, want 503", got)
 	}
@@ -208,14 +201,7 @@ func TestConnTablePerNetwork(t *testing.T) {
 // (answered 503 by serverError).
 func TestConnTableSheds(t *testing.T) {
 	admitted, dial := tableOn(t, connLimits{max: 2, perIP: 10, perPrefix: 10})
-	var served [2]*conn
-	for i := range served {
-		dial("192.0.2.1")
-		served[i] = next(t, admitted)
-		if err := served[i].t.move(stateServing, 0); err != nil { // as its server does on reading a head
-			t.Fatal(err)
-		}
-	}
+	served := admitIn(t, admitted, dial, stateServing, "192.0.2.1", "192.0.2.1")
 	if got := answer(t, dial("192.0.2.2")); got != http.StatusServiceUnavailable {
 		t.Errorf("a connection while all are served: status %d, want 503", got)
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -305,10 +304,7 @@ func nonReaderOptions(t *testing.T) Options {
 // 28,000 answers' worth.
 func checkNonReaderDropped(t *testing.T, dial func(*net.Dialer) (net.Conn, error)) {
 	before := writeTimeouts.Get()
-	// A small receive buffer, set before the connection is made, fills with the first few answers.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-	}}
+	d := net.Dialer{Control: testsupport.SmallReceiveBuffer}
 	nc, err := dial(&d)
 	if err != nil {
 		t.Fatal(err)

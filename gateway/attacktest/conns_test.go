@@ -12,11 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/reqgate/reqgate/core/coretest"
+	"github.com/reqgate/reqgate/internal/testsupport"
 )
 
 // dialFrom opens a connection to addr from the loopback address ip.
@@ -79,6 +79,19 @@ func readsDuringAttack(url string, tries int) (ok int, failures []string, took [
 	return ok, failures, took
 }
 
+// flood runs per goroutines from each of n addresses, 127.<first+i>.0.1 for i < n (each in a /24 of its own),
+// until the test ends: each calls hold with the address's index and the address.
+func flood(t *testing.T, n, per, first int, hold func(ctx context.Context, i int, ip string)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for i := range n {
+		for range per {
+			wg.Go(func() { hold(ctx, i, fmt.Sprintf("127.%d.0.1", first+i)) })
+		}
+	}
+}
+
 // TestSlowlorisAcrossAddresses plays a stranger with 40 addresses (each in a /24 of its own, so only the global
 // cap stands in its way) who keeps more connections open than the gateway's cap, half of them unfinished
 // request heads, half idle kept-alive connections, reopening each one the gateway closes. A legitimate client
@@ -97,19 +110,14 @@ func TestSlowlorisAcrossAddresses(t *testing.T) {
 		t.Fatalf("read before the attack: %d", r.Status)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
 	heads, idle := &holder{addr: addr}, &holder{addr: addr, idle: true}
-	for i := range 40 {
-		h := heads
+	flood(t, 40, opt.MaxConnsPerIP, 101, func(ctx context.Context, i int, ip string) {
 		if i%2 == 1 {
-			h = idle
+			idle.hold(ctx, ip)
+		} else {
+			heads.hold(ctx, ip)
 		}
-		for range opt.MaxConnsPerIP {
-			wg.Go(func() { h.hold(ctx, fmt.Sprintf("127.%d.0.1", 101+i)) })
-		}
-	}
+	})
 	// The attack holds more than the cap once the table is full and both kinds have been turned away.
 	deadline := time.Now().Add(30 * time.Second)
 	for g.Stats().OpenConns < int64(opt.MaxConns-opt.MaxConns/16) || heads.opened.Load()+idle.opened.Load() < int64(2*opt.MaxConns) {
@@ -141,9 +149,7 @@ type nonReader struct {
 
 func (h *nonReader) hold(ctx context.Context, ip string) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second,
-		Control: func(_, _ string, rc syscall.RawConn) error { // a small receive buffer, full at once
-			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-		}}
+		Control: testsupport.SmallReceiveBuffer}
 	for ctx.Err() == nil {
 		c, err := d.DialContext(ctx, "tcp", h.addr)
 		if err != nil {
@@ -194,21 +200,13 @@ func TestSlowReadersAcrossAddresses(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte("alice:alice-secret")) + "\r\n\r\n"
 	h := &nonReader{addr: addr, pipeline: strings.Repeat(request, 3*(4<<20)/len(r.Body)+1)}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	for i := range 4 {
-		for range opt.MaxConnsPerIP {
-			wg.Go(func() { h.hold(ctx, fmt.Sprintf("127.%d.0.1", 151+i)) })
-		}
+	flood(t, 4, opt.MaxConnsPerIP, 151, func(ctx context.Context, _ int, ip string) { h.hold(ctx, ip) })
+	if !testsupport.WaitUntil(time.Minute, func() bool {
+		return g.Stats().OpenConns >= int64(opt.MaxConns) && h.opened.Load() >= int64(opt.MaxConns)
+	}) {
+		t.Fatalf("the attack did not fill the gateway: %d open, %d opened", g.Stats().OpenConns, h.opened.Load())
 	}
 	deadline := time.Now().Add(time.Minute)
-	for g.Stats().OpenConns < int64(opt.MaxConns) || h.opened.Load() < int64(opt.MaxConns) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the attack did not fill the gateway: %d open, %d opened", g.Stats().OpenConns, h.opened.Load())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	// Once every connection's writes wait on its client, no more of its requests are answered: the cache's
 	// hits stop, for longer than a write takes to count as stuck.
 	for hits, quiet := g.Stats().Cache.Hits, 0; quiet < 3; {

@@ -3,8 +3,16 @@ package testsupport
 import (
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 )
+
+// SmallReceiveBuffer is a net.Dialer's Control that gives the connection a 4 KiB receive buffer before it is
+// made: a client that reads nothing then fills it with the first few answers, and the server's writes block
+// once its own send buffer is full.
+func SmallReceiveBuffer(_, _ string, rc syscall.RawConn) error {
+	return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+}
 
 // ServeTCP listens on addr ("127.0.0.1:0" for a free port) and hands each connection it accepts to handle, on
 // a goroutine of its own, closing the connection when handle returns, until the test ends: then it closes the
